@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Halo gather / adjoint against ``torch.clone`` of the same number of bytes (the tiles).
+
+n=192, 8 channels, tile 64, halo 16 (DESIGN.md section 3). Targets: gather <= 3x, adjoint
+(intra-face) <= 4x; the cross-face adjoint is reported against the same 4x.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+from benchmarks.harness import Result, interleaved, record
+from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.halo import HaloOperator
+
+
+def run(quick: bool = False, n: int = 192, channels: int = 8, tile: int = 64, halo: int = 16):
+    torch.manual_seed(0)
+    op = HaloOperator(TileLayout(CubedSphereGrid(n), tile, halo))
+    x = torch.randn(1, channels, 6, n, n)
+    tiles = op.gather(x)
+    op.counts(torch.float32, False), op.counts(torch.float32, True)  # built once, as in a rollout
+    repeats = 10 if quick else 40
+    case = f"n{n}_c{channels}_t{tile}_h{halo}"
+
+    def clone():
+        return tiles.clone()
+
+    results = []
+    for name, fn, target in [
+        ("gather", lambda: op.gather(x), 3.0),
+        ("adjoint", lambda: op.adjoint(tiles, cross_face=False), 4.0),
+        ("adjoint_cross_face", lambda: op.adjoint(tiles, cross_face=True), 4.0),
+    ]:
+        tc, tb = interleaved(fn, clone, repeats=repeats)
+        results.append(Result("halo", f"{name}[{case}]", tc, tb, target, "clone of tiles"))
+    return results, {"threads": torch.get_num_threads(), "tile_bytes": tiles.nbytes}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--no-record", action="store_true", help="print only")
+    args = parser.parse_args()
+    results, context = run(args.quick)
+    for r in results:
+        print(r.line())
+    if not args.no_record:
+        record("halo", results, context)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The benchmark suite runs and writes its table; no timing is asserted here."""
+
+import json
+
+import benchmarks.harness as harness
+from benchmarks import bench_halo
+
+
+def test_halo_benchmark_runs_and_records(tmp_path, monkeypatch):
+    monkeypatch.setattr(harness, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(harness, "PERF_DOC", tmp_path / "performance.md")
+    (tmp_path / "performance.md").write_text("# Performance\n\nHand-written intro.\n")
+    results, context = bench_halo.run(quick=True, n=16, channels=2, tile=8, halo=4)
+    assert [r.case.split("[")[0] for r in results] == ["gather", "adjoint", "adjoint_cross_face"]
+    assert all(r.candidate_s > 0 and r.baseline_s > 0 for r in results)
+    harness.record("halo", results, context)
+    saved = json.loads((tmp_path / "results" / "halo.json").read_text())
+    assert len(saved["results"]) == 3 and saved["context"]["tile_bytes"] > 0
+    doc = (tmp_path / "performance.md").read_text()
+    assert "Hand-written intro." in doc
+    assert doc.count("| halo | ") == 3 and harness.BEGIN in doc and harness.END in doc
+    harness.record("halo", results[:1], context)  # regenerating replaces, never appends
+    assert (tmp_path / "performance.md").read_text().count("| halo | ") == 1

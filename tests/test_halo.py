@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+import numpy as np
+import pytest
+import torch
+
+from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.halo import HaloOperator
+
+
+@pytest.fixture(scope="module")
+def op():
+    return HaloOperator(TileLayout(CubedSphereGrid(24), tile=8, halo=4))
+
+
+def explicit_gather(layout, x):
+    """G x from the explicit per-pixel sources: the slow reference."""
+    idx, w = layout.tile_sources()  # (k, n_tiles*S*S)
+    B, C = x.shape[:2]
+    flat = x.reshape(B, C, -1)
+    vals = (flat[:, :, torch.as_tensor(idx)] * torch.as_tensor(w, dtype=x.dtype)).sum(2)
+    S = layout.size
+    return vals.reshape(B, C, layout.n_tiles, S, S).transpose(1, 2).reshape(-1, C, S, S)
+
+
+def test_gather_matches_the_explicit_operator(op):
+    x = torch.randn(2, 3, 6, 24, 24, dtype=torch.float64)
+    torch.testing.assert_close(op.gather(x), explicit_gather(op.layout, x), rtol=0, atol=1e-15)
+
+
+def test_gather_is_windows_of_the_extended_faces(op):
+    x = torch.randn(1, 2, 6, 24, 24)
+    ext, tiles = op.extend(x), op.gather(x)
+    f, y0, x0 = op.layout.tile_origins()[17]
+    torch.testing.assert_close(tiles[17], ext[0, :, f, y0 : y0 + 16, x0 : x0 + 16], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(torch.float32, 1e-5), (torch.float64, 1e-12)])
+@pytest.mark.parametrize("cross_face", [True, False])
+def test_adjoint_identity(op, dtype, rtol, cross_face):
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 6, 24, 24, dtype=dtype, generator=gen)
+    y = torch.randn(2 * op.n_tiles, 3, 16, 16, dtype=dtype, generator=gen)
+    gx = op.gather(x)
+    if not cross_face:  # G_m: the intra-face entries only
+        gx = (
+            gx * torch.as_tensor(~op.layout.cross_face_mask(), dtype=dtype).repeat(2, 1, 1)[:, None]
+        )
+    lhs = (gx * y).sum().item()
+    rhs = (x * op.transpose(y, cross_face=cross_face)).sum().item()
+    assert abs(lhs - rhs) <= rtol * abs(lhs), (lhs, rhs)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_crop_and_intra_face_adjoint_invert_gather_exactly(op, dtype):
+    x = torch.randn(2, 4, 6, 24, 24).to(dtype)
+    tiles = op.gather(x)
+    assert tiles.dtype == dtype and tiles.shape == (2 * 54, 4, 16, 16)
+    assert torch.equal(op.crop(tiles), x)
+    out = op.adjoint(tiles, cross_face=False)
+    assert out.dtype == dtype and torch.equal(out, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cross_face_adjoint_keeps_a_constant(op, dtype):
+    c = torch.full((1, 2, 6, 24, 24), 2.7, dtype=dtype)
+    out = op.adjoint(op.gather(c), cross_face=True)
+    ulp = (torch.nextafter(c[0, 0, 0, 0, 0], c.new_tensor(9.0)) - 2.7).item()
+    err = (out - c).abs().max().item()
+    # the halo values are weighted sums whose weights add up to 1 only to rounding
+    assert err <= 2 * ulp, f"max |adjoint(gather(c)) - c| = {err:.3g} (1 ulp = {ulp:.3g})"
+
+
+def test_cross_face_adjoint_changes_only_pixels_near_face_edges(op):
+    x = torch.randn(1, 2, 6, 24, 24, dtype=torch.float64)
+    change = (op.adjoint(op.gather(x), cross_face=True) - x).abs().amax(dim=(0, 1)).numpy()
+    sources = np.zeros(6 * 24 * 24, bool)
+    sources[op.layout.ring_sources.ravel()] = True
+    sources = sources.reshape(6, 24, 24)
+    assert change[~sources].max() == 0.0
+    assert change[sources].min() > 0.0
+    depth = op.layout.grid.edge_distance()[sources].max()
+    assert depth <= op.halo, f"cross-face terms reach {depth} pixels into a face"
+    print(f"cross-face overlap-add changes {sources.sum()} of {sources.size} pixels")
+
+
+def test_zero_halo_is_plain_tiling():
+    op0 = HaloOperator(TileLayout(CubedSphereGrid(8), tile=4, halo=0))
+    x = torch.randn(1, 1, 6, 8, 8)
+    tiles = op0.gather(x)
+    torch.testing.assert_close(tiles[1, 0], x[0, 0, 0, :4, 4:], rtol=0, atol=0)
+    assert torch.equal(op0.adjoint(tiles, cross_face=True), x)
+
+
+def test_shape_errors_name_what_was_expected(op):
+    with pytest.raises(ValueError, match=r"expected a field \(batch, channel, 6, 24, 24\)"):
+        op.gather(torch.zeros(1, 6, 24, 24))
+    with pytest.raises(ValueError, match=r"expected tiles \(batch \* 54, channel, 16, 16\)"):
+        op.adjoint(torch.zeros(53, 1, 16, 16))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_matches_cpu(op):
+    x = torch.randn(2, 3, 6, 24, 24)
+    gpu = op.to("cuda")
+    torch.testing.assert_close(gpu.gather(x.cuda()).cpu(), op.gather(x))
+    y = op.gather(x)
+    torch.testing.assert_close(gpu.adjoint(y.cuda(), True).cpu(), op.adjoint(y, True))
