@@ -60,19 +60,24 @@ def interleaved(
     warmup: int = 3,
 ) -> tuple[float, float]:
     """Median seconds of ``candidate`` and ``baseline`` timed alternately."""
+    t = interleaved_many({"c": candidate, "b": baseline}, repeats, warmup)
+    return t["c"], t["b"]
+
+
+def interleaved_many(
+    fns: dict[str, Callable[[], object]], repeats: int = 30, warmup: int = 3
+) -> dict[str, float]:
+    """Median seconds of each function, called in turn ``repeats`` times after a warm-up."""
     for _ in range(warmup):
-        candidate()
-        baseline()
-    tc, tb = [], []
+        for fn in fns.values():
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        candidate()
-        t1 = time.perf_counter()
-        baseline()
-        t2 = time.perf_counter()
-        tc.append(t1 - t0)
-        tb.append(t2 - t1)
-    return statistics.median(tc), statistics.median(tb)
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def record(benchmark: str, results: list[Result], context: dict | None = None) -> Path:
