@@ -48,7 +48,7 @@ class Result:
         verdict = "MET" if self.met else "MISSED"
         return (
             f"{self.benchmark}/{self.case}: {self.ratio:.2f}x {self.baseline} "
-            f"(target <= {self.target:g}x) {verdict}  "
+            f"(target <= {self.target:.3g}x) {verdict}  "
             f"[{self.candidate_s * 1e3:.2f} ms vs {self.baseline_s * 1e3:.2f} ms]"
         )
 
@@ -106,7 +106,7 @@ def write_table() -> None:
         data = json.loads(path.read_text())
         for r in data["results"]:
             rows.append(
-                f"| {r['benchmark']} | {r['case']} | {r['ratio']:.2f}x | <= {r['target']:g}x "
+                f"| {r['benchmark']} | {r['case']} | {r['ratio']:.2f}x | <= {r['target']:.3g}x "
                 f"| {'yes' if r['met'] else '**no**'} | {r['candidate_s'] * 1e3:.2f} ms "
                 f"| {r['baseline_s'] * 1e3:.2f} ms ({r['baseline']}) | {data['when']} |"
             )

@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Training samples per second against a plain zarr read of the same chunks, local and S3.
+
+The baseline reads, with zarr's ordinary synchronous indexing, exactly the regions each sample
+needs (its face box and the neighbour strips of its halo) and does nothing else; the
+candidate is ``CropDataset.__getitem__`` (plan, concurrent reads, halo assembly, forcing).
+Target: the dataset reaches >= 70% of the raw throughput, i.e. time ratio <= 1/0.7.
+S3 is moto's server on loopback (per-request latency, not bandwidth, dominates).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import zarr
+
+from benchmarks.harness import Result, interleaved
+from screamcast.data.dataset import CropDataset, plan_crop
+from screamcast.data.store import zarr_store
+from screamcast.data.synthetic import write_store
+from screamcast.grid import CubedSphereGrid, TileLayout
+
+PROG, DIAG, STATIC = ["u", "v", "vorticity", "tracer", "temperature"], ["precip"], ["orography"]
+
+
+def _raw_reader(data: CropDataset, url: str, options: dict | None):
+    group = zarr.open_group(zarr_store(url, options), mode="r")
+    arrays = {v: group[v] for v in PROG + DIAG + STATIC}
+
+    def read(i: int) -> None:
+        t, f, oy, ox = data.draw(i)
+        plan = plan_crop(data.geo, f, oy, ox, data.crop)
+        for var, arr in arrays.items():
+            lead = () if var in STATIC else (slice(t, t + data.steps + 1),)
+            arr[(*lead, f, *plan.inner)]
+            for g, ys, xs in plan.boxes:
+                arr[(*lead, g, ys, xs)]
+
+    return read
+
+
+def _case(name, url, options, layout, crop, samples):
+    data = CropDataset(url, layout, PROG, DIAG, STATIC, crop=crop, steps=1, samples=samples,
+                       storage_options=options)  # fmt: skip
+    raw = _raw_reader(data, url, options)
+    counter = {"c": 0, "b": 0}
+
+    def candidate():
+        data[counter["c"] % samples]
+        counter["c"] += 1
+
+    def baseline():
+        raw(counter["b"] % samples)
+        counter["b"] += 1
+
+    tc, tb = interleaved(candidate, baseline, repeats=samples, warmup=2)
+    return Result("dataset", name, tc, tb, 1 / 0.7, "raw zarr reads of the same chunks")
+
+
+def run(quick: bool = False):
+    tmp = Path(tempfile.mkdtemp(prefix="bench-data-"))
+    try:
+        n, chunk, crop = 64, 32, 40
+        write_store(tmp / "d.zarr", n, days=1, step_hours=3, chunk=chunk)
+        layout = TileLayout(CubedSphereGrid(n), 16, 8)
+        samples = 10 if quick else 40
+        results = [
+            _case(f"local[n{n}_crop{crop}]", str(tmp / "d.zarr"), None, layout, crop, samples)
+        ]
+        results.append(_s3_case(tmp / "d.zarr", layout, crop, max(samples // 4, 4)))
+    finally:
+        shutil.rmtree(tmp)
+    return results, {"chunk": chunk, "variables": len(PROG + DIAG + STATIC)}
+
+
+def _s3_case(local: Path, layout, crop, samples):
+    import socket
+
+    import boto3
+    import xarray as xr
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        options = {"endpoint_url": f"http://127.0.0.1:{port}", "key": "k", "secret": "s"}
+        creds = dict(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
+        boto3.client("s3", endpoint_url=options["endpoint_url"], **creds).create_bucket(
+            Bucket="bench"
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            xr.open_zarr(local).to_zarr("s3://bench/d.zarr", storage_options=options, mode="w-")
+        return _case(
+            f"s3[n{layout.n}_crop{crop}]", "s3://bench/d.zarr", options, layout, crop, samples
+        )
+    finally:
+        server.stop()

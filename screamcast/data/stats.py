@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Normalisation statistics: area-weighted mean / std per variable and std of 1-step changes.
+
+Computed in one streaming pass over time blocks (memory flat in the length of the store), saved
+as JSON beside a run and embedded in every checkpoint, so a checkpoint normalises its inputs
+the way it was trained whatever store it is later run on.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from screamcast.grid.cubed_sphere import CubedSphereGrid
+
+
+@dataclass
+class Stats:
+    """Per-variable ``mean``, ``std`` and ``diff_std`` (std of x(t+1) - x(t)); plain floats."""
+
+    mean: dict[str, float] = field(default_factory=dict)
+    std: dict[str, float] = field(default_factory=dict)
+    diff_std: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Stats:
+        return cls(
+            **{k: {v: float(x) for v, x in data[k].items()} for k in ("mean", "std", "diff_std")}
+        )
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Stats:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+class _Moments:
+    """Weighted running sums in float64 (Chan-style merging is overkill at these sizes)."""
+
+    def __init__(self):
+        self.w = self.s1 = self.s2 = 0.0
+
+    def add(self, x: np.ndarray, w: np.ndarray) -> None:
+        x = x.astype(np.float64)
+        self.w += float(w.sum()) * (x.size // w.size)
+        self.s1 += float((x * w).sum())
+        self.s2 += float((x * x * w).sum())
+
+    def mean_std(self) -> tuple[float, float]:
+        mean = self.s1 / self.w
+        return mean, float(np.sqrt(max(self.s2 / self.w - mean**2, 0.0)))
+
+
+def compute_stats(
+    ds: xr.Dataset, variables: list[str], static: list[str] = (), block: int = 24,
+    time_range: tuple[int, int] | None = None,
+) -> Stats:  # fmt: skip
+    """Stream over ``ds`` in blocks of ``block`` times (only the training period if given)."""
+    area = CubedSphereGrid(ds.sizes["y"]).area
+    lo, hi = time_range or (0, ds.sizes["time"])
+    stats = Stats()
+    for var in variables:
+        level, change = _Moments(), _Moments()
+        previous = None
+        for b0 in range(lo, hi, block):
+            x = ds[var].isel(time=slice(b0, min(b0 + block, hi))).values  # (t, 6, n, n)
+            level.add(x, area)
+            chained = x if previous is None else np.concatenate([previous, x])
+            if chained.shape[0] > 1:
+                change.add(np.diff(chained, axis=0), area)
+            previous = x[-1:]
+        stats.mean[var], stats.std[var] = level.mean_std()
+        stats.diff_std[var] = change.mean_std()[1] if change.w else stats.std[var]
+    for var in static:
+        level = _Moments()
+        level.add(ds[var].values, area)
+        stats.mean[var], stats.std[var] = level.mean_std()
+        stats.diff_std[var] = 0.0
+    for var in (*variables, *static):
+        if stats.std[var] == 0.0:
+            stats.std[var] = 1.0  # a constant field: normalise by its mean only
+    return stats

@@ -1,0 +1,245 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Open a cubed-sphere zarr store (v2 or v3), locally or on S3, and validate it.
+
+Everything that can be wrong with a store is reported here, before any training step or
+rollout step runs, with a message that names the store, the variable or dimension and what
+was expected. Remote stores go through s3fs; transient errors are retried with backoff, and a
+missing bucket, refused credentials or a silent endpoint each give one clear message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import xarray as xr
+import zarr
+
+from screamcast.grid.cubed_sphere import CubedSphereGrid
+from screamcast.grid.ncol import columns_to_grid, ncol_to_grid_index
+
+NATIVE_DIMS = ("time", "face", "y", "x")
+T = TypeVar("T")
+
+
+class StoreError(ValueError):
+    """A store is missing, unreachable or not what the configuration expects."""
+
+
+def _is_s3(url: str) -> bool:
+    return str(url).startswith("s3://")
+
+
+def _s3_message(url: str, options: dict, err: BaseException) -> str | None:
+    """One clear sentence for the S3 failures a user can fix; None if not recognised."""
+    endpoint = options.get("endpoint_url") or "the default AWS endpoint"
+    bucket = url[len("s3://") :].split("/", 1)[0]
+    text = f"{type(err).__name__}: {err}"
+    if any(k in text for k in ("NoSuchBucket", "The specified bucket does not exist")):
+        return f"{url}: bucket '{bucket}' does not exist at {endpoint}"
+    denied = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "Forbidden", "403")
+    if isinstance(err, PermissionError) or any(k in text for k in denied):
+        return (
+            f"{url}: access denied by {endpoint}: check key/secret in the config's "
+            "storage_options or the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment"
+        )
+    unreachable = ("Could not connect", "EndpointConnectionError", "Cannot connect", "timed out")
+    if any(k in text for k in unreachable):
+        return f"{url}: the endpoint {endpoint} does not answer ({type(err).__name__})"
+    return None
+
+
+def _transient(err: BaseException) -> bool:
+    text = f"{type(err).__name__}: {err}"
+    signs = ("SlowDown", "Throttl", "RequestTimeout", "InternalError", "ServiceUnavailable",
+             "Connect", "timed out")  # fmt: skip
+    return isinstance(err, (ConnectionError, TimeoutError)) or any(k in text for k in signs)
+
+
+def with_retries(fn: Callable[[], T], what: str, retries: int = 3, backoff: float = 0.5) -> T:
+    """Call ``fn``, retrying transient errors ``retries`` times with exponential backoff."""
+    for attempt in range(retries + 1):
+        try:
+            return fn()
+        except StoreError:
+            raise
+        except Exception as err:
+            if attempt == retries or not _transient(err):
+                raise
+            time.sleep(backoff * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def zarr_store(url: str, storage_options: dict | None = None, retries: int = 3) -> Any:
+    """A read-only zarr store object for a local path or ``s3://bucket/key``; checks it exists."""
+    options = dict(storage_options or {})
+    if not _is_s3(url):
+        path = Path(url)
+        if not path.exists():
+            raise StoreError(f"store {url} does not exist")
+        return zarr.storage.LocalStore(path, read_only=True)
+    import s3fs
+
+    config = options.setdefault("config_kwargs", {})
+    config.setdefault("connect_timeout", 5)
+    config.setdefault("retries", {"max_attempts": 2})  # with_retries below does the backoff
+    fs = s3fs.S3FileSystem(**options)
+    bucket, _, key = url[len("s3://") :].partition("/")
+
+    def probe() -> None:
+        try:
+            fs.ls(bucket)  # raises (unlike exists) on refused credentials and dead endpoints
+        except FileNotFoundError:
+            endpoint = options.get("endpoint_url", "the default AWS endpoint")
+            raise StoreError(f"{url}: bucket '{bucket}' does not exist at {endpoint}") from None
+        if not any(fs.exists(f"{bucket}/{key}/{m}") for m in ("zarr.json", ".zgroup")):
+            raise StoreError(f"store {url} does not exist (no zarr.json or .zgroup under it)")
+
+    try:
+        with_retries(probe, url, retries=retries)
+    except StoreError:
+        raise
+    except Exception as err:
+        message = _s3_message(url, options, err)
+        if message is None:
+            raise
+        raise StoreError(message) from err
+    return zarr.storage.FsspecStore.from_url(url, storage_options=options, read_only=True)
+
+
+def open_store(
+    url: str | Path,
+    storage_options: dict | None = None,
+    variables: Sequence[str] = (),
+    static_variables: Sequence[str] = (),
+    n: int | None = None,
+    retries: int = 3,
+) -> xr.Dataset:
+    """Open and validate a store; returns a lazy dataset in the native ``(time, face, y, x)``.
+
+    ``variables`` must be time-dependent, ``static_variables`` ``(face, y, x)``; ``n`` is the
+    configured face size (inferred when None). A column store ``(time, ncol)`` is mapped onto
+    the grid through :mod:`screamcast.grid.ncol` (in memory: convert large ones once with
+    :func:`convert_ncol_store`).
+    """
+    url = str(url)
+    store = zarr_store(url, storage_options, retries)
+    try:
+        ds = with_retries(lambda: xr.open_zarr(store, consolidated=None, chunks=None), url, retries)
+    except Exception as err:
+        raise StoreError(
+            f"store {url} cannot be opened as zarr: {type(err).__name__}: {err}"
+        ) from err
+    if not ds.data_vars:
+        raise StoreError(f"store {url} is empty: it has no variables")
+    if "ncol" in ds.dims:
+        ds = ncol_to_native(ds, n, name=url)
+    validate(ds, url, variables, static_variables, n)
+    ds.attrs["screamcast_url"] = url
+    return ds
+
+
+def validate(
+    ds: xr.Dataset,
+    name: str,
+    variables: Sequence[str] = (),
+    static_variables: Sequence[str] = (),
+    n: int | None = None,
+) -> None:
+    """Raise :class:`StoreError` naming ``name`` and what is wrong; see :func:`open_store`."""
+    have = sorted(ds.data_vars)
+    for var in (*variables, *static_variables):
+        if var not in ds:
+            raise StoreError(f"store {name} has no variable '{var}' (it has: {', '.join(have)})")
+    for var, dims in [(v, NATIVE_DIMS) for v in variables] + [
+        (v, NATIVE_DIMS[1:]) for v in static_variables
+    ]:
+        if ds[var].dims != dims:
+            raise StoreError(
+                f"store {name}: variable '{var}' has dims {ds[var].dims}, expected {dims}"
+            )
+    if "face" in ds.sizes and ds.sizes["face"] != 6:
+        raise StoreError(f"store {name}: dimension 'face' has size {ds.sizes['face']}, expected 6")
+    if "y" in ds.sizes and ds.sizes.get("x") != ds.sizes["y"]:
+        raise StoreError(f"store {name}: faces are {ds.sizes['y']}x{ds.sizes.get('x')}, not square")
+    if n is not None and "y" in ds.sizes and ds.sizes["y"] != n:
+        raise StoreError(
+            f"store {name}: face size is {ds.sizes['y']}, but the configured grid has n={n}"
+        )
+    if "lat" in ds.coords and "y" in ds.sizes and ds["lat"].dims == NATIVE_DIMS[1:]:
+        grid = CubedSphereGrid(ds.sizes["y"])
+        dlat = float(np.abs(ds["lat"].values - grid.lat).max())
+        if dlat > 1e-3:
+            raise StoreError(
+                f"store {name}: 'lat' differs from the equiangular cubed sphere (HOMME face "
+                f"order) by up to {dlat:.3g} degrees: another grid or face order"
+            )
+    if variables:
+        _validate_time(ds, name)
+
+
+def _validate_time(ds: xr.Dataset, name: str) -> None:
+    if "time" not in ds.coords or ds.sizes.get("time", 0) == 0:
+        raise StoreError(f"store {name} has no 'time' values")
+    t = ds["time"].values
+    if ds.sizes["time"] == 1:
+        return
+    dt = np.diff(t)
+    bad = np.flatnonzero(dt <= np.timedelta64(0))
+    if bad.size:
+        i = int(bad[0])
+        raise StoreError(
+            f"store {name}: time is not increasing at index {i + 1} ({t[i]} then {t[i + 1]})"
+        )
+    irregular = np.flatnonzero(dt != dt[0])
+    if irregular.size:
+        i = int(irregular[0])
+        raise StoreError(
+            f"store {name}: irregular time step: {dt[i] / np.timedelta64(1, 'm'):g} min between "
+            f"index {i} and {i + 1}, expected a constant {dt[0] / np.timedelta64(1, 'm'):g} min"
+        )
+
+
+def time_step(ds: xr.Dataset) -> np.timedelta64:
+    t = ds["time"].values
+    return t[1] - t[0] if t.size > 1 else np.timedelta64(0, "s")
+
+
+def ncol_to_native(ds: xr.Dataset, n: int | None, name: str = "store") -> xr.Dataset:
+    """A column-layout dataset ``(time, ncol)`` on the ``(time, face, y, x)`` grid, in memory."""
+    ncol = ds.sizes["ncol"]
+    n = n or int(round(np.sqrt(ncol / 6)))
+    grid = CubedSphereGrid(n)
+    index = ncol_to_grid_index(grid, ds["lat"].values, ds["lon"].values, name=name)
+    out = {}
+    for var, da in ds.data_vars.items():
+        if "ncol" not in da.dims or da.dims[-1] != "ncol":
+            continue
+        dims = (*da.dims[:-1], "face", "y", "x")
+        out[var] = (dims, columns_to_grid(da.values, index, n), da.attrs)
+    coords = {"lat": (NATIVE_DIMS[1:], grid.lat), "lon": (NATIVE_DIMS[1:], grid.lon)}
+    if "time" in ds.coords:
+        coords["time"] = ds["time"].values
+    return xr.Dataset(out, coords=coords, attrs=ds.attrs)
+
+
+def convert_ncol_store(src: str, dst: str | Path, n: int | None = None, block: int = 24) -> Path:
+    """Write a native-layout copy of a column store, ``block`` times at a time."""
+    ds = xr.open_zarr(zarr_store(src), chunks=None)
+    dst = Path(dst)
+    for b0 in range(0, ds.sizes.get("time", 1), block):
+        part = ds.isel(time=slice(b0, b0 + block)) if "time" in ds.dims else ds
+        native = ncol_to_native(part.load(), n, name=src)
+        if b0 == 0:
+            n_ = native.sizes["y"]
+            enc = {
+                v: {"chunks": (1, 1, n_, n_)} for v in native.data_vars if "time" in native[v].dims
+            }
+            native.to_zarr(dst, mode="w-", encoding=enc)
+        else:
+            native.drop_vars(["lat", "lon"]).to_zarr(dst, append_dim="time")
+    return dst

@@ -1,0 +1,291 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Analytic flows on the sphere written as cubed-sphere stores: the demo and the test data.
+
+Every field is evaluated exactly at every output time (``../shared/reference/analytic-flows.md``),
+so a rollout can be scored against an exact truth:
+
+- ``u``, ``v``, ``vorticity``: a Rossby-Haurwitz wave (Williamson et al. 1992, case 6), an exact
+  solution of the barotropic vorticity equation moving east at angular speed ``nu``;
+- ``tracer``: two Gaussian hills rigidly advected by a solid-body rotation at 45 degrees to the
+  equator (Williamson case 1), so they cross cube corners;
+- ``temperature``: a meridional profile plus a diurnal cycle that lags the insolation by 3 h;
+- ``precip``: non-negative, zero over most of the globe: a clipped function of vorticity,
+  stronger in daylight;
+- static ``orography`` and ``land_fraction``.
+
+``python -m screamcast.data.synthetic --help`` writes a store and its coarse nudging reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from screamcast import __version__
+from screamcast.data.forcing import cos_zenith, insolation
+from screamcast.grid.cubed_sphere import CubedSphereGrid, latlon_to_xyz
+
+EARTH_RADIUS = 6.37122e6  # m
+OMEGA = 7.292e-5  # s-1
+DAY = 86400.0
+
+ATTRS = {
+    "u": ("m s-1", "eastward_wind", "eastward wind (Rossby-Haurwitz wave)"),
+    "v": ("m s-1", "northward_wind", "northward wind (Rossby-Haurwitz wave)"),
+    "vorticity": ("s-1", "atmosphere_relative_vorticity", "relative vorticity (RH wave)"),
+    "tracer": ("1", "mass_fraction_of_tracer_in_air", "tracer advected by solid-body rotation"),
+    "temperature": ("K", "air_temperature", "temperature with an insolation-driven diurnal cycle"),
+    "precip": ("kg m-2 s-1", "precipitation_flux", "precipitation (clipped vorticity, daylight)"),
+    "orography": ("m", "surface_altitude", "surface height"),
+    "land_fraction": ("1", "land_area_fraction", "land fraction"),
+}
+PROGNOSTIC = ("u", "v", "vorticity", "tracer", "temperature")
+DIAGNOSTIC = ("precip",)
+STATIC = ("orography", "land_fraction")
+
+
+@dataclass(frozen=True)
+class FlowParameters:
+    """Rossby-Haurwitz wave, tracer rotation and hill centres (the hills come from ``seed``)."""
+
+    w: float = 7.848e-6
+    K: float = 7.848e-6
+    R: int = 4
+    rotation_days: float = 12.0
+    rotation_tilt: float = np.pi / 4
+    hill_width: float = 0.35  # radians
+    seed: int = 0
+
+    @property
+    def nu(self) -> float:
+        R = self.R
+        return (R * (3 + R) * self.w - 2 * OMEGA) / ((1 + R) * (2 + R))
+
+    def hill_centres(self) -> np.ndarray:
+        rng = np.random.default_rng(self.seed)
+        lat = rng.uniform(-40, 40, size=2)
+        lon = rng.uniform(0, 360, size=2)
+        return latlon_to_xyz(lat, lon)  # (2, 3)
+
+
+def rossby_haurwitz(p: FlowParameters, t: float, lat: np.ndarray, lon: np.ndarray):
+    """``u, v`` (m s-1) and relative vorticity (s-1) at time ``t`` seconds; lat/lon radians."""
+    a, w, K, R = EARTH_RADIUS, p.w, p.K, p.R
+    c, s = np.cos(lat), np.sin(lat)
+    phase = R * (lon - p.nu * t)
+    u = a * w * c + a * K * c ** (R - 1) * (R * s**2 - c**2) * np.cos(phase)
+    v = -a * K * R * c ** (R - 1) * s * np.sin(phase)
+    zeta = 2 * w * s - K * (R + 1) * (R + 2) * c**R * s * np.cos(phase)
+    return u, v, zeta
+
+
+def _rotate(xyz: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rodrigues rotation of points ``(..., 3)`` about a unit ``axis`` by ``angle``."""
+    cos, sin = np.cos(angle), np.sin(angle)
+    return xyz * cos + np.cross(axis, xyz) * sin + axis * (xyz @ axis)[..., None] * (1 - cos)
+
+
+def tracer(p: FlowParameters, t: float, xyz: np.ndarray) -> np.ndarray:
+    """Gaussian hills advected rigidly: the initial field at the point rotated back."""
+    axis = np.array([-np.sin(p.rotation_tilt), 0.0, np.cos(p.rotation_tilt)])
+    back = _rotate(xyz, axis, -2 * np.pi * t / (p.rotation_days * DAY))
+    d2 = ((back[..., None, :] - p.hill_centres()) ** 2).sum(-1)  # (..., 2) chord^2
+    return np.exp(-d2 / (2 * p.hill_width**2)).sum(-1)
+
+
+def temperature(time: np.datetime64, lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
+    """288 K - 40 K sin^2(lat) + 6 K times the unclipped cos Z three hours earlier."""
+    lagged = np.atleast_1d(time) - np.timedelta64(3, "h")
+    cz = cos_zenith(lagged, lat_deg, lon_deg)[0]
+    return 288.0 - 40.0 * np.sin(np.radians(lat_deg)) ** 2 + 6.0 * cz
+
+
+def precipitation(zeta: np.ndarray, sun: np.ndarray) -> np.ndarray:
+    """2e-3 kg m-2 s-1 times the clipped excess of |vorticity| over 6e-5 s-1, boosted by day."""
+    excess = np.maximum(0.0, np.abs(zeta) / 6e-5 - 1.0)
+    return 2e-3 * excess**2 * (0.5 + sun / 1361.0)
+
+
+def evaluate(p: FlowParameters, time: np.datetime64, start: np.datetime64, lat, lon) -> dict:
+    """Every time-dependent field at one time, on points given by lat/lon in degrees."""
+    t = float((time - start) / np.timedelta64(1, "s"))
+    phi, lam = np.radians(lat), np.radians(lon)
+    u, v, zeta = rossby_haurwitz(p, t, phi, lam)
+    sun = insolation(np.atleast_1d(time), lat, lon)[0]
+    return {
+        "u": u,
+        "v": v,
+        "vorticity": zeta,
+        "tracer": tracer(p, t, latlon_to_xyz(lat, lon)),
+        "temperature": temperature(time, lat, lon),
+        "precip": precipitation(zeta, sun),
+    }
+
+
+def static_fields(lat: np.ndarray, lon: np.ndarray) -> dict:
+    phi, lam = np.radians(lat), np.radians(lon)
+    shape = np.sin(2 * lam + 0.5) * np.cos(3 * phi) + 0.3 * np.sin(5 * phi)
+    land = (shape > 0.2).astype(np.float32)
+    return {"orography": 2500.0 * np.maximum(0.0, shape - 0.2) ** 1.5, "land_fraction": land}
+
+
+def _attrs(name: str) -> dict:
+    units, standard, long = ATTRS[name]
+    return {"units": units, "standard_name": standard, "long_name": long}
+
+
+def _block_mean(field: np.ndarray, factor: int) -> np.ndarray:
+    """``(..., 6, n, n) -> (..., 6, n/f, n/f)``: the mean over each ``f x f`` block."""
+    *lead, six, n, _ = field.shape
+    m = n // factor
+    return field.reshape(*lead, six, m, factor, m, factor).mean(axis=(-3, -1))
+
+
+def write_store(
+    path: str | Path,
+    n: int = 48,
+    days: float = 14.0,
+    step_hours: float = 1.0,
+    seed: int = 0,
+    start: str = "2020-01-01T00:00",
+    chunk: int | None = None,
+    time_chunk: int = 1,
+    coarsen: int = 1,
+    zarr_format: int | None = None,
+    block: int = 24,
+) -> Path:
+    """Write the analytic truth on an ``n`` cubed sphere to a new zarr store at ``path``.
+
+    ``coarsen > 1`` evaluates on the ``n * coarsen`` grid and block-averages to ``n`` (how the
+    coarse nudging reference is made: the same truth, resolved at lower resolution). Written
+    ``block`` times at a time, so memory stays flat in the number of days.
+    """
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path} already exists; remove it or choose another path")
+    fine = CubedSphereGrid(n * coarsen)
+    grid = CubedSphereGrid(n)
+    chunk = chunk or (n if n <= 64 else 128)  # zarr pays ~1.5 ms per chunk written
+    p = FlowParameters(seed=seed)
+    t0 = np.datetime64(start, "ns")
+    count = int(round(days * 24 / step_hours)) + 1
+    times = t0 + np.arange(count) * np.timedelta64(int(step_hours * 3600), "s")
+    dims = ("face", "y", "x")
+    coords = {
+        "lat": (dims, grid.lat, {"units": "degrees_north", "standard_name": "latitude"}),
+        "lon": (dims, grid.lon, {"units": "degrees_east", "standard_name": "longitude"}),
+    }
+    statics = static_fields(fine.lat, fine.lon)
+    chunks = (time_chunk, 1, min(chunk, n), min(chunk, n))
+    block = max(block // time_chunk, 1) * time_chunk  # appends stay chunk-aligned
+    consolidated = zarr_format == 2  # consolidated metadata is not part of zarr v3
+    for b0 in range(0, count, block):
+        tb = times[b0 : b0 + block]
+        fields = [evaluate(p, t, t0, fine.lat, fine.lon) for t in tb]
+        data_vars = {
+            name: (
+                ("time", *dims),
+                _block_mean(np.stack([f[name] for f in fields]), coarsen).astype(np.float32),
+                _attrs(name),
+            )
+            for name in PROGNOSTIC + DIAGNOSTIC
+        }
+        ds = xr.Dataset(data_vars, coords=coords | {"time": ("time", tb)})
+        if b0 == 0:
+            for name in STATIC:
+                ds[name] = (dims, _block_mean(statics[name], coarsen).astype(np.float32))
+                ds[name].attrs = _attrs(name)
+            ds.attrs = {
+                "title": "screamcast analytic flows (exact truth)",
+                "source": f"screamcast {__version__} screamcast.data.synthetic",
+                "grid": f"equiangular cubed sphere, n={n}, HOMME face order",
+                "seed": seed,
+                "coarsened_from": n * coarsen,
+                "Conventions": "CF-1.8",
+            }
+            encoding = {name: {"chunks": chunks} for name in PROGNOSTIC + DIAGNOSTIC}
+            encoding |= {name: {"chunks": chunks[1:]} for name in STATIC}
+            encoding["time"] = {"units": f"hours since {start}", "dtype": "float64"}
+            ds.to_zarr(
+                path,
+                mode="w-",
+                encoding=encoding,
+                zarr_format=zarr_format,
+                consolidated=consolidated,
+            )
+        else:
+            ds.drop_vars(["lat", "lon"]).to_zarr(path, append_dim="time", consolidated=consolidated)
+    return path
+
+
+def write_latlon_reference(
+    path: str | Path,
+    nlat: int = 36,
+    days: float = 14.0,
+    step_hours: float = 6.0,
+    seed: int = 0,
+    start: str = "2020-01-01T00:00",
+) -> Path:
+    """The prognostic truth on a regular ``nlat x 2*nlat`` lat-lon grid (cell centres)."""
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path} already exists; remove it or choose another path")
+    lat = -90 + (np.arange(nlat) + 0.5) * 180.0 / nlat
+    lon = (np.arange(2 * nlat) + 0.5) * 180.0 / nlat
+    lat2, lon2 = np.meshgrid(lat, lon, indexing="ij")
+    p = FlowParameters(seed=seed)
+    t0 = np.datetime64(start, "ns")
+    count = int(round(days * 24 / step_hours)) + 1
+    times = t0 + np.arange(count) * np.timedelta64(int(step_hours * 3600), "s")
+    fields = [evaluate(p, t, t0, lat2, lon2) for t in times]
+    ds = xr.Dataset(
+        {
+            name: (("time", "lat", "lon"), np.stack([f[name] for f in fields]).astype(np.float32))
+            for name in PROGNOSTIC
+        },
+        coords={"time": times, "lat": ("lat", lat), "lon": ("lon", lon)},
+    )
+    for name in PROGNOSTIC:
+        ds[name].attrs = _attrs(name)
+    ds.to_zarr(path, mode="w-", consolidated=False)
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        prog="python -m screamcast.data.synthetic", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument("output", type=Path, help="the store to write (must not exist)")
+    ap.add_argument("--n", type=int, default=48, help="face size (default 48)")
+    ap.add_argument("--days", type=float, default=14.0)
+    ap.add_argument("--step-hours", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=0, help="places the tracer hills")
+    ap.add_argument("--start", default="2020-01-01T00:00")
+    ap.add_argument("--chunk", type=int, default=None, help="chunk side (default: n up to 64)")
+    ap.add_argument("--reference", type=Path, help="also write a coarse nudging reference here")
+    ap.add_argument("--reference-coarsen", type=int, default=4)
+    ap.add_argument("--reference-step-hours", type=float, default=6.0)
+    ap.add_argument("--latlon-reference", type=Path, help="also write a lat-lon reference here")
+    args = ap.parse_args(argv)
+    kw = dict(days=args.days, seed=args.seed, start=args.start)
+    write_store(args.output, args.n, step_hours=args.step_hours, chunk=args.chunk, **kw)
+    print(f"wrote {args.output}")
+    if args.reference:
+        if args.n % args.reference_coarsen:
+            ap.error(f"--reference-coarsen {args.reference_coarsen} must divide --n {args.n}")
+        n_ref = args.n // args.reference_coarsen
+        write_store(args.reference, n_ref, step_hours=args.reference_step_hours,
+                    coarsen=args.reference_coarsen, **kw)  # fmt: skip
+        print(f"wrote {args.reference} (n={n_ref}, every {args.reference_step_hours} h)")
+    if args.latlon_reference:
+        write_latlon_reference(args.latlon_reference, step_hours=args.reference_step_hours, **kw)
+        print(f"wrote {args.latlon_reference}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Session fixtures: a tiny analytic store, and a real S3 endpoint (moto's server) on loopback."""
+
+import json
+import os
+import socket
+import warnings
+
+import pytest
+
+# moto reads this when imported: the first 4 requests (IAM user, key, policy, bucket) run
+# without credentials, every later one must be signed with the user's key, so wrong
+# credentials are refused for real.
+os.environ.setdefault("INITIAL_NO_AUTH_ACTION_COUNT", "4")
+
+TINY = dict(n=16, days=2.0, step_hours=3.0, chunk=8)
+
+
+@pytest.fixture(scope="session")
+def tiny_store(tmp_path_factory):
+    """n=16, 2 days every 3 h (17 times), chunks of 8x8 (4 per face)."""
+    from screamcast.data.synthetic import write_store
+
+    return write_store(tmp_path_factory.mktemp("stores") / "tiny.zarr", **TINY)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def small_store(tmp_path_factory):
+    """n=8, 5 times, one chunk per face: small enough to upload to moto in a second or two."""
+    from screamcast.data.synthetic import write_store
+
+    return write_store(tmp_path_factory.mktemp("stores") / "small.zarr", 8, days=0.5, step_hours=3)
+
+
+@pytest.fixture(scope="session")
+def s3(small_store):
+    """A moto S3 server on a free loopback port; bucket 'data' holds ``small_store``."""
+    import boto3
+    import xarray as xr
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    anon = dict(endpoint_url=endpoint, region_name="us-east-1")
+    anon |= dict(aws_access_key_id="setup", aws_secret_access_key="setup")
+    iam = boto3.client("iam", **anon)
+    iam.create_user(UserName="screamcast")
+    key = iam.create_access_key(UserName="screamcast")["AccessKey"]
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
+    }
+    iam.put_user_policy(UserName="screamcast", PolicyName="all", PolicyDocument=json.dumps(policy))
+    boto3.client("s3", **anon).create_bucket(Bucket="data")
+    options = {
+        "endpoint_url": endpoint,
+        "key": key["AccessKeyId"],
+        "secret": key["SecretAccessKey"],
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        xr.open_zarr(small_store).to_zarr(
+            "s3://data/small.zarr", storage_options=options, mode="w-"
+        )
+    yield {"url": "s3://data/small.zarr", "options": options, "endpoint": endpoint}
+    server.stop()

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+import numpy as np
+import pytest
+import torch
+import xarray as xr
+import zarr
+
+from screamcast.data import dataset as dsmod
+from screamcast.data.dataset import CropDataset
+from screamcast.data.store import StoreError
+from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.halo import HaloOperator
+
+PROG, DIAG, STATIC = ["u", "v", "tracer"], ["precip"], ["orography"]
+
+
+@pytest.fixture(scope="module")
+def layout():
+    return TileLayout(CubedSphereGrid(16), tile=8, halo=4)
+
+
+def make(store, layout, **kw):
+    args = dict(crop=12, steps=2, samples=40, seed=3) | kw
+    return CropDataset(str(store), layout, PROG, DIAG, STATIC, **args)
+
+
+def test_crops_are_windows_of_the_rollouts_extended_faces(tiny_store, layout):
+    """Crops reaching across edges carry the same KNN halo as HaloOperator (the rollout)."""
+    data = make(tiny_store, layout)
+    truth = xr.open_zarr(tiny_store)[PROG + DIAG].to_array().values  # (V, T, 6, n, n)
+    op = HaloOperator(layout)
+    across = 0
+    for i in range(len(data)):
+        item, (t, f, oy, ox) = data[i], data.draw(i)
+        across += oy < 4 or ox < 4 or oy + 12 > 20 or ox + 12 > 20
+        fields = truth[:, t : t + 3]  # (V, 3, 6, n, n)
+        ext = op.extend(torch.from_numpy(fields).double().permute(1, 0, 2, 3, 4))
+        window = ext[..., f, oy : oy + 12, ox : ox + 12].float()  # (3, V, S, S)
+        torch.testing.assert_close(item["state"], window[0, :3], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(item["target"], window[1:], rtol=1e-5, atol=1e-5)
+    assert across > 20, "too few crops reached across a face edge"
+    assert item["forcing"].shape == (3, 1, 12, 12) and item["static"].shape == (5, 12, 12)
+    assert 0 <= float(item["forcing"].min()) and float(item["forcing"].max()) <= 1
+
+
+def test_deterministic_per_seed_and_epoch(tiny_store, layout):
+    a, b = make(tiny_store, layout), make(tiny_store, layout)
+    assert a.draw(5) == b.draw(5)
+    b.set_epoch(1)
+    assert a.draw(5) != b.draw(5)
+    fixed = make(tiny_store, layout, fixed=True)
+    before = fixed.draw(5)
+    fixed.set_epoch(7)
+    assert fixed.draw(5) == before
+
+
+def test_time_range_holds_out_a_period(tiny_store, layout):
+    valid = make(tiny_store, layout, time_range=(12, 17), fixed=True, samples=30)
+    assert all(12 <= valid.draw(i)[0] <= 14 for i in range(30))
+    with pytest.raises(ValueError, match="too short for 2-step samples"):
+        make(tiny_store, layout, time_range=(15, 17))
+
+
+def test_dataloader_workers_and_distributed_sampler(tiny_store, layout):
+    data = make(tiny_store, layout, samples=8)
+    serial = [b["state"] for b in torch.utils.data.DataLoader(data, batch_size=4)]
+    loader = torch.utils.data.DataLoader(data, batch_size=4, num_workers=2)
+    parallel = [b["state"] for b in loader]
+    for x, y in zip(serial, parallel, strict=True):
+        torch.testing.assert_close(x, y, rtol=0, atol=0)
+    parts = [
+        list(torch.utils.data.DistributedSampler(data, num_replicas=2, rank=r, shuffle=False))
+        for r in (0, 1)
+    ]
+    assert sorted(parts[0] + parts[1]) == list(range(8))
+
+
+def test_a_crop_reads_only_the_chunks_it_needs(tiny_store, layout, monkeypatch):
+    stores = []
+
+    def logging_store(url, options=None, retries=3):
+        stores.append(zarr.storage.LoggingStore(zarr.storage.LocalStore(url, read_only=True)))
+        return stores[-1]
+
+    monkeypatch.setattr(dsmod, "zarr_store", logging_store)
+    data = make(tiny_store, layout, crop=6, steps=1)
+    data._open()  # metadata reads are not what is counted
+    stores[-1].counter.clear()
+    data.read(3, face=2, oy=5, ox=5)  # face pixels 1..6: inside chunk (0, 0) of face 2
+    # 5 variables; 4 time-dependent ones at 2 times, the static one once: 9 chunks of 8x8
+    assert stores[-1].counter["get"] == 9, dict(stores[-1].counter)
+    stores[-1].counter.clear()
+    data.read(3, face=2, oy=0, ox=0)  # reaches into two neighbour faces: a strip of each
+    assert 9 < stores[-1].counter["get"] <= 9 * 4, dict(stores[-1].counter)
+
+
+def test_non_finite_values_are_reported_with_their_place(tmp_path, layout):
+    from screamcast.data.synthetic import write_store
+
+    path = write_store(tmp_path / "nan.zarr", 16, days=0.5, step_hours=3, chunk=8)
+    arr = zarr.open_array(path / "tracer", mode="r+")
+    arr[2, 1, 3, 4] = np.nan
+    data = make(path, layout, steps=1)
+    with pytest.raises(
+        StoreError,
+        match="non-finite value in 'tracer' at time index 2 .*face 1, .*face pixel \\(y=3, x=4\\)",
+    ):
+        data.read(2, face=1, oy=0, ox=0)
+
+
+@pytest.mark.s3
+def test_s3_samples_equal_local_samples(s3, small_store):
+    layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
+    kw = dict(crop=6, steps=1, samples=4, seed=1)
+    local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
+    remote = CropDataset(s3["url"], layout, PROG, DIAG, STATIC, storage_options=s3["options"], **kw)
+    for i in range(4):
+        a, b = local[i], remote[i]
+        for key in a:
+            torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+import numpy as np
+import pytest
+import xarray as xr
+
+from screamcast.data.forcing import SOLAR_CONSTANT, insolation, position_features
+from screamcast.data.stats import Stats, compute_stats
+from screamcast.grid import CubedSphereGrid
+
+
+def test_insolation_at_known_points():
+    noon = np.datetime64("2020-03-21T12:00")  # doy 81: declination 0
+    s = insolation(noon, np.array([0.0, 0.0, 89.0]), np.array([0.0, 180.0, 0.0]))[0]
+    assert s[0] == pytest.approx(SOLAR_CONSTANT, rel=1e-6)
+    assert s[1] == 0.0 and s[2] < 0.02 * SOLAR_CONSTANT
+
+
+def test_global_mean_insolation_is_a_quarter_of_s0():
+    g = CubedSphereGrid(24)
+    times = np.datetime64("2020-03-21") + np.arange(24) * np.timedelta64(1, "h")
+    mean = (insolation(times, g.lat, g.lon) * g.area).sum((1, 2, 3)) / g.area.sum()
+    assert mean.mean() == pytest.approx(SOLAR_CONSTANT / 4, rel=0.01)
+
+
+def test_position_features():
+    f = position_features(np.array([30.0]), np.array([90.0]))
+    np.testing.assert_allclose(f[:, 0], [0.5, np.sqrt(3) / 2, 1.0, 0.0], atol=1e-7)
+
+
+def test_stats_match_a_direct_computation_and_round_trip(tiny_store, tmp_path):
+    ds = xr.open_zarr(tiny_store)
+    stats = compute_stats(ds, ["u", "tracer"], ["orography"], block=5)
+    w = CubedSphereGrid(16).area
+    u = ds.u.values.astype(np.float64)
+    mean = (u * w).sum() / (w.sum() * u.shape[0])
+    std = np.sqrt((((u - mean) ** 2) * w).sum() / (w.sum() * u.shape[0]))
+    d = np.diff(u, axis=0)
+    dmean = (d * w).sum() / (w.sum() * d.shape[0])
+    dstd = np.sqrt((((d - dmean) ** 2) * w).sum() / (w.sum() * d.shape[0]))
+    assert stats.mean["u"] == pytest.approx(mean, rel=1e-9)
+    assert stats.std["u"] == pytest.approx(std, rel=1e-9)
+    assert stats.diff_std["u"] == pytest.approx(dstd, rel=1e-9)
+    assert stats.diff_std["u"] < stats.std["u"]  # residual prediction has the smaller scale
+    other = compute_stats(ds, ["u"], block=100)
+    assert other.diff_std["u"] == pytest.approx(stats.diff_std["u"], rel=1e-9)
+    stats.save(tmp_path / "stats.json")
+    assert Stats.load(tmp_path / "stats.json") == stats

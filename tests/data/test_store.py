@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from screamcast.data import store as st
+from screamcast.grid import CubedSphereGrid
+from tests.conftest import free_port
+
+VARS = ["u", "v", "tracer"]
+
+
+def test_open_local_store(tiny_store):
+    ds = st.open_store(tiny_store, variables=VARS, static_variables=["orography"], n=16)
+    assert ds.u.dims == ("time", "face", "y", "x") and ds.sizes["time"] == 17
+    assert st.time_step(ds) == np.timedelta64(3, "h")
+
+
+def write(path, n=4, times=None, **override):
+    """A small native store; ``override`` replaces or adds variables."""
+    times = pd.date_range("2020-01-01", periods=4, freq="h") if times is None else times
+    g = CubedSphereGrid(n)
+    data = np.zeros((len(times), 6, n, n), np.float32)
+    ds = xr.Dataset(
+        {"u": (("time", "face", "y", "x"), data), "orog": (("face", "y", "x"), data[0])},
+        coords={
+            "time": times,
+            "lat": (("face", "y", "x"), g.lat),
+            "lon": (("face", "y", "x"), g.lon),
+        },
+    )
+    for name, value in override.items():
+        ds[name] = value
+    ds.to_zarr(path, mode="w-")
+    return path
+
+
+def hours(*h):
+    return pd.DatetimeIndex([np.datetime64("2020-01-01T00") + np.timedelta64(x, "h") for x in h])
+
+
+def empty(p):
+    xr.Dataset().to_zarr(p / "e.zarr")
+    return p / "e.zarr"
+
+
+ZERO_LAT = (("face", "y", "x"), np.zeros((6, 4, 4)))
+BAD = [
+    (lambda p: p / "nothing.zarr", {}, "nothing.zarr does not exist"),
+    (lambda p: write(p / "a.zarr"), {"variables": ["u", "q"]}, "no variable 'q' .*it has: orog, u"),
+    (lambda p: write(p / "a.zarr"), {"variables": ["orog"]}, "'orog' has dims .* expected"),
+    (lambda p: write(p / "a.zarr"), {"variables": ["u"], "n": 8}, "face size is 4, but .* n=8"),
+    (lambda p: write(p / "a.zarr", times=hours(0, 2, 1, 3)), {"variables": ["u"]},
+     "time is not increasing at index 2"),
+    (lambda p: write(p / "a.zarr", times=hours(0, 1, 3, 4)), {"variables": ["u"]},
+     "irregular time step: 120 min between index 1 and 2, expected a constant 60 min"),
+    (empty, {}, "e.zarr is empty"),
+    (lambda p: write(p / "a.zarr", lat=ZERO_LAT), {"variables": ["u"]},
+     "'lat' differs from the equiangular cubed sphere"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("make, kwargs, message", BAD)
+def test_bad_stores_are_refused_with_a_clear_message(tmp_path, make, kwargs, message):
+    with pytest.raises(st.StoreError, match=message):
+        st.open_store(make(tmp_path), **kwargs)
+
+
+def test_column_store_maps_onto_the_grid(tmp_path, tiny_store):
+    native = xr.open_zarr(tiny_store).isel(time=slice(0, 3))
+    perm = np.random.default_rng(0).permutation(6 * 16 * 16)
+    cols = xr.Dataset(
+        {"u": (("time", "ncol"), native.u.values.reshape(3, -1)[:, perm])},
+        coords={"time": native.time.values, "lat": ("ncol", native.lat.values.ravel()[perm]),
+                "lon": ("ncol", native.lon.values.ravel()[perm])},
+    )  # fmt: skip
+    cols.to_zarr(tmp_path / "cols.zarr")
+    ds = st.open_store(tmp_path / "cols.zarr", variables=["u"], n=16)
+    np.testing.assert_array_equal(ds.u.values, native.u.values)
+    st.convert_ncol_store(str(tmp_path / "cols.zarr"), tmp_path / "native.zarr", block=2)
+    converted = st.open_store(tmp_path / "native.zarr", variables=["u"], n=16)
+    np.testing.assert_array_equal(converted.u.values, native.u.values)
+    with pytest.raises(ValueError, match="1536 columns .*n=12 has 6\\*n\\^2=864"):
+        st.open_store(tmp_path / "cols.zarr", variables=["u"], n=12)
+
+
+def test_retries_transient_errors_only():
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise ConnectionError("reset by peer")
+        return "ok"
+
+    assert st.with_retries(flaky, "x", retries=3, backoff=0.01) == "ok" and len(calls) == 3
+    calls.clear()
+
+    def broken():
+        calls.append(1)
+        raise KeyError("not transient")
+
+    with pytest.raises(KeyError):
+        st.with_retries(broken, "x", retries=3, backoff=0.01)
+    assert len(calls) == 1
+
+
+# ----------------------------------------------------------------------------- S3
+@pytest.mark.s3
+def test_s3_store_reads_the_same_values_as_disk(s3, small_store):
+    remote = st.open_store(s3["url"], s3["options"], variables=VARS, n=8)
+    local = st.open_store(small_store, variables=VARS, n=8)
+    for var in VARS:
+        np.testing.assert_array_equal(remote[var].values, local[var].values)
+
+
+@pytest.mark.s3
+@pytest.mark.parametrize(
+    "url, change, message",
+    [
+        ("s3://nope/tiny.zarr", {}, "bucket 'nope' does not exist at http://127.0.0.1"),
+        ("s3://data/other.zarr", {}, "store s3://data/other.zarr does not exist"),
+        (
+            "s3://data/tiny.zarr",
+            {"secret": "wrong"},
+            "access denied by http://127.0.0.1.*key/secret",
+        ),
+        ("s3://data/tiny.zarr", {"key": "AKIAUNKNOWN"}, "access denied"),
+    ],
+)
+def test_s3_errors_are_clear(s3, url, change, message):
+    with pytest.raises(st.StoreError, match=message):
+        st.open_store(url, s3["options"] | change, retries=0)
+
+
+@pytest.mark.s3
+def test_s3_endpoint_that_does_not_answer(s3):
+    options = s3["options"] | {"endpoint_url": f"http://127.0.0.1:{free_port()}"}
+    with pytest.raises(st.StoreError, match="endpoint http://127.0.0.1:\\d+ does not answer"):
+        st.open_store(s3["url"], options, retries=1)
