@@ -112,6 +112,7 @@ class CropDataset(torch.utils.data.Dataset):
 
     Sample ``i`` of epoch ``e`` is drawn from ``np.random.default_rng((seed, e, i))``: the same
     on every rank and worker, whatever the order. ``fixed=True`` ignores the epoch (validation).
+    ``in_memory=True`` loads the variables once per process (for stores that fit in RAM).
     Each item is a dict of float32 tensors: ``state (C, S, S)`` at t, ``target (k, C + D, S,
     S)`` at t+1..t+k, ``forcing (k + 1, 1, S, S)`` insolation / S0 at t..t+k, ``static (F, S,
     S)``, ``area (S, S)``; plus ``time``, ``face``, ``oy``, ``ox`` for bookkeeping.
@@ -132,6 +133,7 @@ class CropDataset(torch.utils.data.Dataset):
         fixed: bool = False,
         storage_options: dict | None = None,
         times: np.ndarray | None = None,
+        in_memory: bool = False,
     ):
         P = layout.padded
         if not 0 < crop <= P:
@@ -143,7 +145,7 @@ class CropDataset(torch.utils.data.Dataset):
             list(static),
         )
         self.samples, self.seed, self.fixed, self.epoch = samples, seed, fixed, 0
-        self.storage_options = storage_options
+        self.storage_options, self.in_memory = storage_options, in_memory
         self.geo = ExtendedFaceGeometry(layout)
         self._pid: int | None = None
         self._arrays: dict[str, Any] = {}
@@ -166,7 +168,10 @@ class CropDataset(torch.utils.data.Dataset):
         if self._pid != os.getpid():
             group = zarr.open_group(zarr_store(self.url, self.storage_options), mode="r")
             names = self.prognostic + self.diagnostic + self.static
-            self._arrays = {v: group[v].async_array for v in names}
+            if self.in_memory:  # small stores: one read, then numpy slicing
+                self._arrays = {v: group[v][...] for v in names}
+            else:
+                self._arrays = {v: group[v].async_array for v in names}
             self._pid = os.getpid()
         return self._arrays
 
@@ -186,16 +191,20 @@ class CropDataset(torch.utils.data.Dataset):
 
         def selections(var: str):
             lead = () if var in self.static else (tsel,)
-            yield arrays[var].getitem((*lead, face, *plan.inner))
+            yield (*lead, face, *plan.inner)
             for g, ys, xs in plan.boxes:
-                yield arrays[var].getitem((*lead, g, ys, xs))
+                yield (*lead, g, ys, xs)
 
         names = self.prognostic + self.diagnostic + self.static
 
         async def fetch():
-            return await asyncio.gather(*(c for v in names for c in selections(v)))
+            reads = (arrays[v].getitem(sel) for v in names for sel in selections(v))
+            return await asyncio.gather(*reads)
 
-        parts = iter(sync(fetch()))
+        if self.in_memory:
+            parts = iter([arrays[v][sel] for v in names for sel in selections(v)])
+        else:
+            parts = iter(sync(fetch()))
         out = {}
         for var in names:
             inner = next(parts)

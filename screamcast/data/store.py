@@ -11,6 +11,7 @@ missing bucket, refused credentials or a silent endpoint each give one clear mes
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -128,8 +129,14 @@ def open_store(
     """
     url = str(url)
     store = zarr_store(url, storage_options, retries)
+
+    def open_lazily() -> xr.Dataset:
+        with warnings.catch_warnings():  # v3 stores have no consolidated metadata: expected
+            warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
+            return xr.open_zarr(store, consolidated=None, chunks=None)
+
     try:
-        ds = with_retries(lambda: xr.open_zarr(store, consolidated=None, chunks=None), url, retries)
+        ds = with_retries(open_lazily, url, retries)
     except Exception as err:
         raise StoreError(
             f"store {url} cannot be opened as zarr: {type(err).__name__}: {err}"

@@ -119,3 +119,11 @@ def test_s3_samples_equal_local_samples(s3, small_store):
         a, b = local[i], remote[i]
         for key in a:
             torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+
+
+def test_in_memory_samples_equal_lazy_samples(tiny_store, layout):
+    lazy, cached = make(tiny_store, layout), make(tiny_store, layout, in_memory=True)
+    for i in range(5):
+        a, b = lazy[i], cached[i]
+        for key in a:
+            torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)

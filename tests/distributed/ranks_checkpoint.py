@@ -3,7 +3,8 @@
 """Two gloo ranks under Lightning Fabric exercising checkpoint_io's collective failures.
 
 Run by tests/distributed/test_checkpoint_ranks.py as ``python ranks_checkpoint.py RUN_DIR``;
-Fabric re-launches it for rank 1. Each rank prints one JSON line per scenario.
+Fabric re-launches it for rank 1. Each rank appends one JSON line per scenario to its own
+``rank<r>.jsonl`` beside RUN_DIR (two ranks printing to one stdout interleave).
 """
 
 import json
@@ -27,10 +28,16 @@ def report(fabric, scenario, fn):
     except cio.CheckpointError as err:
         outcome = {"raised": f"{type(err).__name__}: {err}"}
     line = {"rank": fabric.global_rank, "scenario": scenario, "seconds": time.monotonic() - t0}
-    print(json.dumps(line | outcome), flush=True)
+    with open(REPORT_DIR / f"rank{fabric.global_rank}.jsonl", "a") as f:
+        f.write(json.dumps(line | outcome) + "\n")
+
+
+REPORT_DIR = Path(".")
 
 
 def main(run_dir: Path) -> None:
+    global REPORT_DIR
+    REPORT_DIR = run_dir.parent
     fabric = Fabric(accelerator="cpu", devices=2, strategy="ddp", num_nodes=1)
     fabric.launch()
     state = {"w": torch.full((10,), float(fabric.global_rank)), "best_valid_loss": 1.0}

@@ -22,9 +22,13 @@ def test_rank0_failures_raise_on_every_rank(tmp_path):
         )
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"two-rank run hung: {err.stdout!r} {err.stderr!r}")
-    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
-    got = {(r["scenario"], r["rank"]): r for r in lines}
     assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [
+        json.loads(x)
+        for r in (0, 1)
+        for x in (tmp_path / f"rank{r}.jsonl").read_text().splitlines()
+    ]
+    got = {(r["scenario"], r["rank"]): r for r in lines}
     for rank in (0, 1):
         assert got[("save_ok", rank)]["ok"].endswith("latest.pth")
         assert got[("resume_ok", rank)]["ok"].endswith("latest.pth")

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Structured configs registered with Hydra's ConfigStore: a misspelt key fails loudly.
+
+``configs/train.yaml`` starts from the ``base_train`` schema; group files (``data/``,
+``model/``, ...) fill it in and ``experiment/`` files override across groups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hydra.core.config_store import ConfigStore
+
+
+@dataclass
+class DataConfig:
+    url: str = "demo_data/demo.zarr"
+    storage_options: dict = field(default_factory=dict)
+    prognostic: list[str] = field(
+        default_factory=lambda: ["u", "v", "vorticity", "tracer", "temperature"]
+    )
+    diagnostic: list[str] = field(default_factory=lambda: ["precip"])
+    static: list[str] = field(default_factory=lambda: ["orography", "land_fraction"])
+    n: int = 48
+    tile: int = 16
+    halo: int = 8
+    crop: int = 32
+    train_range: list[int] = field(default_factory=lambda: [0, -48])  # time indices; < 0: from end
+    valid_range: list[int] = field(default_factory=lambda: [-48, 0])  # 0 as end: to the end
+    valid_samples: int = 32
+    batch_size: int = 8
+    num_workers: int = 0
+    in_memory: bool = False  # load the store into RAM once per process (small stores)
+
+
+@dataclass
+class ModelConfig:
+    width: int = 32
+    levels: int = 2
+    blocks: int = 1
+
+
+@dataclass
+class PipelineConfig:
+    do_precip_relu: bool = False
+    precip_name: str = "precip"
+
+
+@dataclass
+class OptimConfig:
+    lr: float = 1e-4
+    weight_decay: float = 0.01
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.99])
+    grad_clip: float = 1.0
+
+
+@dataclass
+class SchedulerConfig:
+    name: str = "constant"  # constant | cosine | dampened_cosine_with_hard_restarts
+    warmup_steps: int = 0
+    cosine_n_cycles: int = 1
+    damping: float = 0.5
+    min_lr: float = 1e-6
+
+
+@dataclass
+class TrainConfig:
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    pipeline: PipelineConfig = field(default_factory=PipelineConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
+    run_dir: str = "runs/default"
+    init_from: str | None = None
+    steps: int = 1000
+    rollout_steps: int = 1
+    checkpoint_every: int = 100
+    keep_every: int = 0
+    valid_every: int = 100
+    log_every: int = 10
+    seed: int = 0
+    accelerator: str = "auto"
+    devices: int = 1
+    num_nodes: int = 1
+    strategy: str = "auto"
+    precision: str = "auto"  # auto: bf16-mixed on CUDA, 32-true on CPU
+    progress: bool = True
+
+
+def register() -> None:
+    """Register the schema and the ``eval_crop`` resolver (``tile + 2 * halo``)."""
+    from omegaconf import OmegaConf
+
+    ConfigStore.instance().store(name="base_train", node=TrainConfig)
+    if not OmegaConf.has_resolver("eval_crop"):
+        OmegaConf.register_new_resolver("eval_crop", lambda tile, halo: int(tile) + 2 * int(halo))
+
+
+register()

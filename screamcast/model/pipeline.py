@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""normalise -> network -> residual -> denormalise -> precipitation handling.
+
+The statistics live in buffers, so a checkpoint's ``state_dict`` carries them and the model
+normalises the way it was trained on any store. Prognostic variables are predicted as a
+residual scaled by the std of one-step changes; diagnostic ones as a normalised field.
+``do_precip_relu=False`` (recommended): precipitation is left unclipped in training (a ReLU
+there can leave a head stuck below zero with no gradient) and clipped at zero at inference.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from screamcast.data.stats import Stats
+
+N_FORCING = 2  # insolation at t and t+1
+
+
+class Pipeline(nn.Module):
+    def __init__(
+        self,
+        net: nn.Module,
+        stats: Stats,
+        prognostic: list[str],
+        diagnostic: list[str],
+        static: list[str],
+        do_precip_relu: bool = False,
+        precip_name: str = "precip",
+    ):
+        super().__init__()
+        self.net = net
+        self.prognostic, self.diagnostic, self.static = (
+            list(prognostic),
+            list(diagnostic),
+            list(static),
+        )
+        self.do_precip_relu = do_precip_relu
+        outputs = self.prognostic + self.diagnostic
+        self.precip = outputs.index(precip_name) if precip_name in outputs else None
+
+        def column(values):  # (1, V, 1, 1) for broadcasting over (B, V, S, S)
+            return torch.tensor(values, dtype=torch.float32).view(1, -1, 1, 1)
+
+        self.register_buffer("mean", column([stats.mean[v] for v in outputs]))
+        self.register_buffer("std", column([stats.std[v] for v in outputs]))
+        self.register_buffer("diff_std", column([stats.diff_std[v] for v in self.prognostic]))
+        self.register_buffer("static_mean", column([stats.mean[v] for v in self.static]))
+        self.register_buffer("static_std", column([stats.std[v] for v in self.static]))
+
+    @property
+    def n_prognostic(self) -> int:
+        return len(self.prognostic)
+
+    def loss_scale(self) -> torch.Tensor:
+        """Per-output scale of the loss: diff_std for prognostic, std for diagnostic."""
+        C = self.n_prognostic
+        return torch.cat([self.diff_std, self.std[:, C:]], dim=1)  # (1, C + D, 1, 1)
+
+    def forward(
+        self, state: torch.Tensor, forcing: torch.Tensor, static: torch.Tensor
+    ) -> torch.Tensor:
+        """One step in physical units.
+
+        state ``(B, C, S, S)``; forcing ``(B, 2, S, S)`` (t, t+1); static ``(B, F, S, S)`` whose
+        first ``len(static)`` channels are store variables (normalised here). Returns
+        ``(B, C + D, S, S)``: the prognostic state at t+1 and the diagnostics.
+        """
+        C, Fs = self.n_prognostic, len(self.static)
+        x = (state - self.mean[:, :C]) / self.std[:, :C]
+        s = torch.cat([(static[:, :Fs] - self.static_mean) / self.static_std, static[:, Fs:]], 1)
+        out = self.net(torch.cat([x, forcing, s], dim=1)).float()  # (B, C + D, S, S)
+        prog = state + out[:, :C] * self.diff_std
+        diag = self.mean[:, C:] + out[:, C:] * self.std[:, C:]
+        y = torch.cat([prog, diag], dim=1)
+        if self.do_precip_relu and self.precip is not None:
+            y = torch.cat([y[:, : self.precip], torch.relu(y[:, self.precip : self.precip + 1]),
+                           y[:, self.precip + 1 :]], dim=1)  # fmt: skip
+        return y
+
+    @torch.no_grad()
+    def predict(self, state, forcing, static) -> torch.Tensor:
+        """Inference: :meth:`forward`, precipitation clipped at zero."""
+        y = self.forward(state, forcing, static)
+        if self.precip is not None:
+            y[:, self.precip].clamp_(min=0.0)
+        return y
+
+
+def input_channels(n_prognostic: int, n_static: int) -> int:
+    """State + 2 insolation + static variables + 4 position features."""
+    return n_prognostic + N_FORCING + n_static + 4

@@ -1,0 +1,286 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The Fabric training loop: data, model, optimizer, validation, checkpoints, preemption.
+
+Batches are a pure function of the optimizer step (sample ``step * global_batch + i``), so a
+resumed run sees exactly the batches an uninterrupted one would: resume is bitwise on CPU.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from lightning.fabric import Fabric
+from omegaconf import OmegaConf
+
+from screamcast import __version__
+from screamcast import checkpoint_io as cio
+from screamcast.config import TrainConfig
+from screamcast.data.dataset import CropDataset
+from screamcast.data.stats import Stats, compute_stats
+from screamcast.data.store import open_store
+from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.model.pipeline import Pipeline, input_channels
+from screamcast.model.unet import UNet
+from screamcast.train.loss import rollout_loss
+from screamcast.train.schedulers import build_scheduler
+
+
+class StepBatches(torch.utils.data.Sampler):
+    """This rank's sample indices for steps ``start..stop-1``: ``step * G + rank + j * world``."""
+
+    def __init__(self, start: int, stop: int, global_batch: int, rank: int, world: int):
+        self.start, self.stop, self.G, self.rank, self.world = (
+            start,
+            stop,
+            global_batch,
+            rank,
+            world,
+        )
+
+    def __iter__(self):
+        for step in range(self.start, self.stop):
+            yield [step * self.G + i for i in range(self.rank, self.G, self.world)]
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+def _range(spec: list[int], total: int) -> tuple[int, int]:
+    lo, hi = spec
+    return (lo % total if lo < 0 else lo, total + hi if hi <= 0 else hi)
+
+
+def build_pipeline(cfg: TrainConfig, stats: Stats) -> Pipeline:
+    d = cfg.data
+    net = UNet(input_channels(len(d.prognostic), len(d.static)),
+               len(d.prognostic) + len(d.diagnostic), cfg.model.width, cfg.model.levels,
+               cfg.model.blocks)  # fmt: skip
+    return Pipeline(net, stats, d.prognostic, d.diagnostic, d.static,
+                    cfg.pipeline.do_precip_relu, cfg.pipeline.precip_name)  # fmt: skip
+
+
+def check_compatible(ckpt: dict, cfg: TrainConfig, path: str) -> None:
+    """Refuse a checkpoint whose variables, grid or architecture differ from the config."""
+    c = ckpt["config"]
+    for section, keys in (("data", ("prognostic", "diagnostic", "static", "n")),
+                          ("model", ("width", "levels", "blocks"))):  # fmt: skip
+        for key in keys:
+            theirs, ours = c[section][key], OmegaConf.to_container(cfg[section])[key]
+            if theirs != ours:
+                raise ValueError(
+                    f"checkpoint {path} has {section}.{key}={theirs}, but the config has {ours}"
+                )
+
+
+def make_checkpoint(cfg, stats, pipeline, optimizer, scheduler, step, samples, best) -> dict:
+    """Self-contained for inference: weights, config, stats, variables, grid; plus the state to
+    resume (optimizer, scheduler, counters, RNG). Tensors and plain containers only."""
+    return {
+        "model": pipeline,
+        "optimizer": optimizer,
+        "scheduler": scheduler,
+        "step": step,
+        "samples_seen": samples,
+        "best_valid_loss": best,
+        "config": OmegaConf.to_container(cfg, resolve=True),
+        "stats": stats.to_dict(),
+        "variables": {"prognostic": list(cfg.data.prognostic),
+                      "diagnostic": list(cfg.data.diagnostic), "static": list(cfg.data.static)},
+        "grid": {"n": cfg.data.n, "tile": cfg.data.tile, "halo": cfg.data.halo},
+        "rng": cio.rng_state(),
+        "screamcast_version": __version__,
+    }  # fmt: skip
+
+
+def train(cfg: TrainConfig) -> Path:
+    """Run (or resume) one training stage; returns the run directory."""
+    precision = cfg.precision
+    if precision == "auto":
+        precision = "bf16-mixed" if torch.cuda.is_available() else "32-true"
+    fabric = Fabric(accelerator=cfg.accelerator, devices=cfg.devices, num_nodes=cfg.num_nodes,
+                    strategy=cfg.strategy, precision=precision)  # fmt: skip
+    fabric.launch()
+    fabric.seed_everything(cfg.seed)
+    run_dir = Path(cfg.run_dir)
+    rank0 = fabric.global_rank == 0
+    if rank0:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    fabric.barrier()
+    d = cfg.data
+    ds = open_store(d.url, d.storage_options, d.prognostic + d.diagnostic, d.static, d.n)
+    T = ds.sizes["time"]
+    train_range, valid_range = _range(d.train_range, T), _range(d.valid_range, T)
+    resume = cio.choose_resume_checkpoint(run_dir, fabric)
+    ckpt = cio.load_checkpoint(resume) if resume else None
+    if ckpt is None and cfg.init_from:
+        ckpt = cio.load_checkpoint(cfg.init_from)
+        check_compatible(ckpt, cfg, cfg.init_from)
+    if ckpt is not None:
+        stats = Stats.from_dict(ckpt["stats"])
+    else:  # rank 0 computes, everyone gets the same numbers
+        variables = d.prognostic + d.diagnostic
+        mine = compute_stats(ds, variables, d.static, time_range=train_range) if rank0 else None
+        stats = fabric.broadcast(mine)
+    if resume:
+        check_compatible(ckpt, cfg, str(resume))
+    pipeline = build_pipeline(cfg, stats)
+    if ckpt is not None:
+        pipeline.load_state_dict(ckpt["model"])
+    o = cfg.optim
+    optimizer = torch.optim.AdamW(
+        pipeline.parameters(), lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay
+    )
+    scheduler = build_scheduler(optimizer, cfg.scheduler, cfg.optim.lr, cfg.steps)
+    step, samples, best = 0, 0, float("inf")
+    if resume:
+        optimizer.load_state_dict(ckpt["optimizer"])
+        scheduler.load_state_dict(ckpt["scheduler"])
+        step, samples, best = ckpt["step"], ckpt["samples_seen"], ckpt["best_valid_loss"]
+        best = cio.apply_best_valid_loss_floor(ckpt, run_dir) if fabric.global_rank == 0 else best
+        best = fabric.broadcast(best)
+        cio.set_rng_state(ckpt["rng"])
+        fabric.print(f"resumed from {resume} at step {step}")
+    pipeline, optimizer = fabric.setup(pipeline, optimizer)
+
+    layout = TileLayout(CubedSphereGrid(d.n), d.tile, d.halo)
+    common = dict(layout=layout, prognostic=d.prognostic, diagnostic=d.diagnostic, static=d.static,
+                  crop=d.crop, steps=cfg.rollout_steps, storage_options=d.storage_options,
+                  times=ds["time"].values, in_memory=d.in_memory)  # fmt: skip
+    train_set = CropDataset(d.url, time_range=train_range, samples=(cfg.steps + 1) * d.batch_size,
+                            seed=cfg.seed, **common)  # fmt: skip
+    valid_set = CropDataset(d.url, time_range=valid_range, samples=d.valid_samples,
+                            seed=cfg.seed + 1, fixed=True, **common)  # fmt: skip
+    world, rank = fabric.world_size, fabric.global_rank
+    G = d.batch_size * world
+    loader = torch.utils.data.DataLoader(
+        train_set,
+        batch_sampler=StepBatches(step, cfg.steps, G, rank, world),
+        num_workers=d.num_workers,
+    )
+    valid_loader = torch.utils.data.DataLoader(
+        torch.utils.data.Subset(valid_set, range(rank, d.valid_samples, world)),
+        batch_size=d.batch_size,
+    )
+    loader, valid_loader = fabric.setup_dataloaders(
+        loader, valid_loader, use_distributed_sampler=False
+    )
+
+    log = _MetricsLog(run_dir / "metrics.csv", fabric.global_rank == 0)
+    bar = _progress(fabric, cfg, step)
+    saved_step = step
+    with cio.PreemptionFlag() as flag:
+        t0, seen0 = time.perf_counter(), samples
+        for batch in loader:
+            pipeline.train()
+            loss, _ = rollout_loss(pipeline, batch, d.halo if cfg.rollout_steps > 1 else 0)
+            optimizer.zero_grad(set_to_none=True)
+            fabric.backward(loss)
+            if cfg.optim.grad_clip:
+                fabric.clip_gradients(pipeline, optimizer, max_norm=cfg.optim.grad_clip)
+            optimizer.step()
+            scheduler.step()
+            step += 1
+            samples += G
+            mean_loss = float(fabric.all_reduce(loss.detach(), reduce_op="mean"))
+            row = {"step": step, "samples": samples, "lr": scheduler.get_last_lr()[0]}
+            row["train_loss"] = mean_loss
+            if step % cfg.valid_every == 0 or step == cfg.steps:
+                row["valid_loss"] = validate(fabric, pipeline, valid_loader)
+            is_best = row.get("valid_loss", float("inf")) < best
+            best = min(best, row.get("valid_loss", best))
+            row["images_per_s"] = (samples - seen0) / (time.perf_counter() - t0)
+            if step % cfg.log_every == 0 or "valid_loss" in row:
+                log.write(row)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{row['train_loss']:.4f}", lr=f"{row['lr']:.2e}",
+                                img_s=f"{row['images_per_s']:.1f}")  # fmt: skip
+            stop = flag.should_stop(fabric)
+            if is_best or stop or step == cfg.steps or step % cfg.checkpoint_every == 0:
+                keep = (
+                    [f"steps_{step:08d}.pth"]
+                    if cfg.keep_every and step % cfg.keep_every == 0
+                    else []
+                )
+                state = make_checkpoint(
+                    cfg, stats, pipeline, optimizer, scheduler, step, samples, best
+                )
+                cio.save_checkpoint_atomic(
+                    fabric, run_dir / cio.LATEST, state, best=is_best, keep_as=keep
+                )
+                saved_step = step
+            if stop:
+                fabric.print(f"signal {flag.signum}: saved latest.pth at step {step}, exiting")
+                break
+    if bar is not None:
+        bar.close()
+    assert saved_step == step
+    return run_dir
+
+
+@torch.no_grad()
+def validate(fabric: Fabric, pipeline, loader) -> float:
+    """Mean 1-step loss over the fixed validation samples (all ranks)."""
+    pipeline.eval()
+    total = torch.zeros(2, device=fabric.device)
+    for batch in loader:
+        one_step = {**batch, "target": batch["target"][:, :1]}
+        loss, _ = rollout_loss(pipeline, one_step, 0)
+        count = len(batch["state"])
+        total[0] += loss.detach() * count
+        total[1] += count
+    total = fabric.all_reduce(total, reduce_op="sum")
+    return float(total[0] / total[1])
+
+
+class _MetricsLog:
+    FIELDS = ["step", "samples", "lr", "train_loss", "valid_loss", "images_per_s"]
+
+    def __init__(self, path: Path, enabled: bool):
+        self.path, self.enabled = path, enabled
+        if enabled and not path.exists():
+            with open(path, "w", newline="") as f:
+                csv.DictWriter(f, self.FIELDS).writeheader()
+
+    def write(self, row: dict) -> None:
+        if self.enabled:
+            with open(self.path, "a", newline="") as f:
+                csv.DictWriter(f, self.FIELDS).writerow(row)
+
+
+def _progress(fabric, cfg, step):
+    if not cfg.progress or fabric.global_rank != 0:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=cfg.steps, initial=step, desc="train", dynamic_ncols=True)
+
+
+def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, np.ndarray]:
+    """One-step RMSE over the validation samples: the trained model vs persistence."""
+    ckpt = cio.load_checkpoint(checkpoint)
+    pipeline = build_pipeline(cfg, Stats.from_dict(ckpt["stats"]))
+    pipeline.load_state_dict(ckpt["model"])
+    d = cfg.data
+    ds = open_store(d.url, d.storage_options, d.prognostic + d.diagnostic, d.static, d.n)
+    layout = TileLayout(CubedSphereGrid(d.n), d.tile, d.halo)
+    valid = CropDataset(d.url, layout, d.prognostic, d.diagnostic, d.static, crop=d.crop, steps=1,
+                        time_range=_range(d.valid_range, ds.sizes["time"]), samples=d.valid_samples,
+                        seed=cfg.seed + 1, fixed=True, storage_options=d.storage_options,
+                        times=ds["time"].values)  # fmt: skip
+    batch = next(iter(torch.utils.data.DataLoader(valid, batch_size=d.valid_samples)))
+    pred = pipeline.predict(batch["state"], batch["forcing"][:, 0:2, 0], batch["static"])
+    C = len(d.prognostic)
+    w = batch["area"][:, None]
+    truth = batch["target"][:, 0, :C]
+
+    def rmse(x):
+        return (((x - truth) ** 2 * w).mean(dim=(0, 2, 3)) / w.mean()).sqrt().numpy()
+
+    return {"model": rmse(pred[:, :C]), "persistence": rmse(batch["state"])}

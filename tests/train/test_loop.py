@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The training stage end to end: Hydra compose, checkpoints, resume, the stage chain, DDP."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
+
+from screamcast import checkpoint_io as cio
+from screamcast.config import register
+from screamcast.train.loop import persistence_and_model_rmse, train
+
+ROOT = Path(__file__).resolve().parents[2]
+register()
+
+
+def config(*overrides):
+    with initialize_config_dir(str(ROOT / "configs"), version_base="1.3"):
+        return compose("train", overrides=list(overrides))
+
+
+def rows(run: Path) -> list[dict]:
+    with open(run / "metrics.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def weights(path) -> dict:
+    return cio.load_checkpoint(path)["model"]
+
+
+def test_training_launch(tiny_store, tmp_path):
+    t0 = time.perf_counter()
+    run = train(config("experiment=pytest", f"data.url={tiny_store}", f"run_dir={tmp_path / 'r'}"))
+    elapsed = time.perf_counter() - t0
+    names = sorted(p.name for p in run.iterdir())
+    assert {"best.pth", "latest.pth", "config.yaml", "metrics.csv"} <= set(names)
+    assert {"steps_00000003.pth", "steps_00000006.pth"} <= set(names)
+    log = rows(run)
+    assert [int(r["step"]) for r in log] == [1, 2, 3, 4, 5, 6]
+    assert log[2]["valid_loss"] and log[5]["valid_loss"] and float(log[-1]["images_per_s"]) > 0
+    ckpt = torch.load(run / "latest.pth", weights_only=True)
+    assert ckpt["step"] == 6 and ckpt["samples_seen"] == 12
+    assert ckpt["grid"] == {"n": 16, "tile": 8, "halo": 4}
+    assert ckpt["variables"]["diagnostic"] == ["precip"] and "u" in ckpt["stats"]["mean"]
+    assert ckpt["config"]["data"]["url"] == str(tiny_store)
+    assert elapsed < 60, f"the pytest experiment took {elapsed:.1f} s"
+
+
+def test_misspelt_keys_fail_loudly(tiny_store):
+    with pytest.raises(ConfigCompositionException):
+        config("experiment=pytest", "data.urll=x")
+    with pytest.raises(ConfigCompositionException):
+        config("experiment=pytest", "optim.learning_rate=1")
+
+
+def test_production_stages_compose():
+    s1, s2 = config("experiment=stage1_pretrain64"), config("experiment=stage2_anneal")
+    s3, s4 = config("experiment=stage3_finetune_tile"), config("experiment=stage4b_multistep4")
+    assert s1.data.crop == 64 and s1.optim.lr == 1e-4 and s1.scheduler.name == "constant"
+    assert s2.scheduler.name == "dampened_cosine_with_hard_restarts" and s2.scheduler.min_lr == 1e-6
+    assert s3.data.crop == s3.data.tile + 2 * s3.data.halo and s3.optim.lr == 1e-5
+    assert s4.rollout_steps == 4 and config("experiment=stage4a_multistep2").rollout_steps == 2
+
+
+def _cli(tiny_store, run, *extra):
+    return [sys.executable, str(ROOT / "scripts" / "train.py"), "experiment=pytest",
+            f"data.url={tiny_store}", f"run_dir={run}", *extra]  # fmt: skip
+
+
+def test_resume_after_sigterm_is_bitwise_equal(tiny_store, tmp_path):
+    env = os.environ | {"OMP_NUM_THREADS": "1"}
+    steps = ["steps=10", "checkpoint_every=100", "keep_every=0", "valid_every=5"]
+    whole = subprocess.run(
+        _cli(tiny_store, tmp_path / "full", *steps), env=env, capture_output=True
+    )
+    assert whole.returncode == 0, whole.stderr.decode()[-2000:]
+    cut = tmp_path / "cut"
+    proc = subprocess.Popen(_cli(tiny_store, cut, *steps), env=env, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (cut / "metrics.csv").exists() and len(rows(cut)) >= 3:
+            proc.send_signal(signal.SIGTERM)
+            break
+        time.sleep(0.02)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    stopped = cio.load_checkpoint(cut / "latest.pth")["step"]
+    assert 3 <= stopped < 10, f"stopped at {stopped}"
+    again = subprocess.run(_cli(tiny_store, cut, *steps), env=env, capture_output=True)
+    assert again.returncode == 0 and b"resumed from" in again.stdout + again.stderr
+    a, b = weights(tmp_path / "full" / "latest.pth"), weights(cut / "latest.pth")
+    assert cio.load_checkpoint(cut / "latest.pth")["step"] == 10
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_stage_chain(tiny_store, tmp_path):
+    base = ["experiment=pytest", f"data.url={tiny_store}"]
+    stages = [
+        ["scheduler=constant"],
+        ["scheduler=anneal", "optim.lr=1e-4"],
+        ["data.crop='${eval_crop:${data.tile},${data.halo}}'", "optim.lr=1e-5"],  # tile+2*halo
+        ["rollout_steps=2", "optim.lr=1e-5"],
+        ["rollout_steps=4", "optim.lr=1e-5"],
+    ]
+    previous = None
+    for i, extra in enumerate(stages):
+        run = tmp_path / f"stage{i}"
+        init = [f"init_from={previous / 'best.pth'}"] if previous else []
+        train(config(*base, *extra, *init, f"run_dir={run}"))
+        ckpt = cio.load_checkpoint(run / "latest.pth")
+        assert ckpt["step"] == 6, "init_from must start a fresh schedule"
+        assert ckpt["config"]["init_from"] == (str(previous / "best.pth") if previous else None)
+        previous = run
+    assert ckpt["config"]["rollout_steps"] == 4
+    with pytest.raises(ValueError, match="model.width=8, but the config has 16"):
+        train(config(*base, "model.width=16", f"init_from={previous / 'best.pth'}",
+                     f"run_dir={tmp_path / 'bad'}"))  # fmt: skip
+
+
+@pytest.mark.distributed
+def test_two_rank_ddp_trains_saves_once_and_resumes(tiny_store, tmp_path):
+    run = tmp_path / "ddp"
+    extra = ["devices=2", "strategy=ddp", "accelerator=cpu", "data.num_workers=0"]
+    for steps in ("steps=4", "steps=6"):
+        try:
+            out = subprocess.run(
+                _cli(tiny_store, run, *extra, steps), capture_output=True, timeout=240
+            )
+        except subprocess.TimeoutExpired as err:
+            pytest.fail(f"two-rank training hung: {err}")
+        assert out.returncode == 0, out.stderr.decode()[-3000:]
+    log = rows(run)
+    assert [int(r["step"]) for r in log] == [1, 2, 3, 4, 5, 6]  # rank 0 alone writes
+    assert int(log[-1]["samples"]) == 6 * 2 * 2  # global batch = 2 per rank x 2 ranks
+    assert cio.load_checkpoint(run / "latest.pth")["step"] == 6
+
+
+def test_trained_model_beats_persistence(tiny_store, tmp_path):
+    cfg = config("experiment=pytest", f"data.url={tiny_store}", f"run_dir={tmp_path / 'p'}",
+                 "steps=60", "optim.lr=2e-3", "valid_every=20", "data.valid_samples=16",
+                 "model.width=16")  # fmt: skip
+    run = train(cfg)
+    rmse = persistence_and_model_rmse(cfg, str(run / "best.pth"))
+    ratio = rmse["model"] / rmse["persistence"]
+    print(
+        "one-step RMSE model / persistence per variable:",
+        dict(zip(cfg.data.prognostic, ratio.round(3), strict=True)),
+    )
+    assert np.mean(ratio) < 0.9, ratio
