@@ -73,3 +73,33 @@ def s3(small_store):
         )
     yield {"url": "s3://data/small.zarr", "options": options, "endpoint": endpoint}
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def tiny_reference(tmp_path_factory):
+    """The tiny store's truth block-averaged to n=4, every 6 h: a coarse nudging reference."""
+    from screamcast.data.synthetic import write_store
+
+    path = tmp_path_factory.mktemp("stores") / "tiny_ref.zarr"
+    return write_store(path, 4, days=2.0, step_hours=6.0, coarsen=4)
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tiny_store, tmp_path_factory):
+    """A small model trained for 60 steps on the tiny store (beats persistence)."""
+    from pathlib import Path
+
+    from hydra import compose, initialize_config_dir
+
+    from screamcast.config import register
+    from screamcast.train.loop import train
+
+    register()
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    run = tmp_path_factory.mktemp("runs") / "tiny"
+    with initialize_config_dir(str(configs), version_base="1.3"):
+        cfg = compose("train", overrides=["experiment=pytest", f"data.url={tiny_store}",
+                                          f"run_dir={run}", "steps=60", "optim.lr=2e-3",
+                                          "valid_every=20", "model.width=16"])  # fmt: skip
+    train(cfg)
+    return run / "best.pth"

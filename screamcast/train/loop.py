@@ -22,7 +22,7 @@ from screamcast import checkpoint_io as cio
 from screamcast.config import TrainConfig
 from screamcast.data.dataset import CropDataset
 from screamcast.data.stats import Stats, compute_stats
-from screamcast.data.store import open_store
+from screamcast.data.store import open_store, time_step
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.model.pipeline import Pipeline, input_channels
 from screamcast.model.unet import UNet
@@ -77,7 +77,7 @@ def check_compatible(ckpt: dict, cfg: TrainConfig, path: str) -> None:
                 )
 
 
-def make_checkpoint(cfg, stats, pipeline, optimizer, scheduler, step, samples, best) -> dict:
+def make_checkpoint(cfg, stats, pipeline, optimizer, scheduler, step, samples, best, dt) -> dict:
     """Self-contained for inference: weights, config, stats, variables, grid; plus the state to
     resume (optimizer, scheduler, counters, RNG). Tensors and plain containers only."""
     return {
@@ -92,6 +92,7 @@ def make_checkpoint(cfg, stats, pipeline, optimizer, scheduler, step, samples, b
         "variables": {"prognostic": list(cfg.data.prognostic),
                       "diagnostic": list(cfg.data.diagnostic), "static": list(cfg.data.static)},
         "grid": {"n": cfg.data.n, "tile": cfg.data.tile, "halo": cfg.data.halo},
+        "time_step_minutes": dt,
         "rng": cio.rng_state(),
         "screamcast_version": __version__,
     }  # fmt: skip
@@ -115,6 +116,7 @@ def train(cfg: TrainConfig) -> Path:
     d = cfg.data
     ds = open_store(d.url, d.storage_options, d.prognostic + d.diagnostic, d.static, d.n)
     T = ds.sizes["time"]
+    dt_minutes = float(time_step(ds) / np.timedelta64(1, "m"))
     train_range, valid_range = _range(d.train_range, T), _range(d.valid_range, T)
     resume = cio.choose_resume_checkpoint(run_dir, fabric)
     ckpt = cio.load_checkpoint(resume) if resume else None
@@ -209,7 +211,7 @@ def train(cfg: TrainConfig) -> Path:
                     else []
                 )
                 state = make_checkpoint(
-                    cfg, stats, pipeline, optimizer, scheduler, step, samples, best
+                    cfg, stats, pipeline, optimizer, scheduler, step, samples, best, dt_minutes
                 )
                 cio.save_checkpoint_atomic(
                     fabric, run_dir / cio.LATEST, state, best=is_best, keep_as=keep

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Wall time of one nudged global step against the model's forward passes over its tiles.
+
+Candidate: gather -> batched forward -> intra-face overlap-add -> nudging -> append to the
+output store. Baseline: the same forward passes on tiles gathered beforehand. Target: the
+overhead (gather, reassembly, nudging, writing) <= 20% of the step (time ratio <= 1.25, i.e.
+overhead / step <= 0.2). Peak RSS growth over the steps is reported (streamed output).
+"""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import xarray as xr
+
+from benchmarks.harness import Result
+from screamcast.config import DataConfig, ModelConfig, PipelineConfig, TrainConfig
+from screamcast.data.stats import compute_stats
+from screamcast.data.synthetic import write_store
+from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.rollout.nudging import Nudger
+from screamcast.rollout.stepper import GlobalStepper
+from screamcast.rollout.writer import RolloutWriter
+from screamcast.train.loop import build_pipeline
+
+
+def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
+    tmp = Path(tempfile.mkdtemp(prefix="bench-rollout-"))
+    steps = 6 if quick else 24
+    try:
+        write_store(tmp / "d.zarr", n, days=1.5, step_hours=1)
+        write_store(tmp / "r.zarr", n // 4, days=1.5, step_hours=6, coarsen=4)
+        ds = xr.open_zarr(tmp / "d.zarr", consolidated=False)
+        ref = xr.open_zarr(tmp / "r.zarr", consolidated=False)
+        cfg = TrainConfig(data=DataConfig(n=n, tile=tile, halo=halo), model=ModelConfig(width=32),
+                          pipeline=PipelineConfig())  # fmt: skip
+        d = cfg.data
+        pipeline = build_pipeline(cfg, compute_stats(ds, d.prognostic + d.diagnostic, d.static))
+        torch.nn.init.normal_(pipeline.net.head.weight, std=1e-3)  # not persistence
+        grid = CubedSphereGrid(n)
+        static = np.stack([ds[v].values for v in d.static])
+        stepper = GlobalStepper(pipeline, TileLayout(grid, tile, halo), static, batch_size=27,
+                                halo_adjoint=True)  # fmt: skip
+        times = ds.time.values
+        nudger = Nudger(ref, ["u", "v", "temperature"], d.prognostic, 6.0, times[1] - times[0], n)
+        writer = RolloutWriter(tmp / "o.zarr", d.prognostic + d.diagnostic, {}, grid, {}, times)
+        writer.create()
+        x = torch.as_tensor(ds[d.prognostic].isel(time=0).to_array().values)
+        writer.append(times[0], torch.cat([x, x[:1] * 0]).numpy())  # the initial condition
+        x = torch.as_tensor(ds[d.prognostic].isel(time=0).to_array().values)
+        tiles = stepper.op.gather(x[None])
+        forcing = stepper.forcing(times[0], times[1])
+        C = len(d.prognostic)
+        cand, base, rss = [], [], []
+        for k in range(steps):
+            t0 = time.perf_counter()
+            y = stepper.step(x, times[k], times[k + 1])
+            x = y[:C].clone()
+            nudger.apply(x, times[k + 1])
+            writer.append(times[k + 1], torch.cat([x, y[C:]]).numpy())
+            t1 = time.perf_counter()
+            with torch.no_grad():
+                for b in range(0, tiles.shape[0], 27):
+                    sl = slice(b, b + 27)
+                    pipeline.predict(tiles[sl], forcing[sl], stepper.static_tiles[sl])
+            t2 = time.perf_counter()
+            cand.append(t1 - t0)
+            base.append(t2 - t1)
+            rss.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    finally:
+        shutil.rmtree(tmp)
+    warm = steps // 3
+    tc, tb = float(np.median(cand[warm:])), float(np.median(base[warm:]))
+    result = Result("rollout", f"step_vs_forwards[n{n}_t{tile}_h{halo}]", tc, tb, 1.25,
+                    "sum of model forwards")  # fmt: skip
+    growth = rss[-1] - rss[warm]
+    return [result], {"steps": steps, "peak_rss_mb": rss[-1], "rss_growth_mb_after_warmup": growth}

@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Cube-net pictures: the four equatorial faces in a row, the poles above and below face 0.
+
+With HOMME's orientation (docs/data.md) and ``origin="lower"`` every face keeps x to the right
+and y up, and neighbouring faces touch along their shared edges.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def cube_net(field: np.ndarray) -> np.ndarray:
+    """``(6, n, n) -> (3n, 4n)`` with NaN outside the six faces."""
+    n = field.shape[-1]
+    net = np.full((3 * n, 4 * n), np.nan, dtype=np.float64)
+    for f in range(4):
+        net[n : 2 * n, f * n : (f + 1) * n] = field[f]
+    net[2 * n :, :n] = field[5]
+    net[:n, :n] = field[4]
+    return net
+
+
+def plot_prediction(path: str | Path, pred: np.ndarray, truth: np.ndarray, title: str) -> Path:
+    """Prediction, truth and error of one ``(6, n, n)`` field as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
+    lo, hi = float(np.nanmin(truth)), float(np.nanmax(truth))
+    err = pred - truth
+    e = float(np.abs(err).max()) or 1.0
+    for ax, data, name, kw in [
+        (axes[0], pred, "prediction", dict(vmin=lo, vmax=hi, cmap="viridis")),
+        (axes[1], truth, "truth", dict(vmin=lo, vmax=hi, cmap="viridis")),
+        (axes[2], err, "error", dict(vmin=-e, vmax=e, cmap="RdBu_r")),
+    ]:
+        im = ax.imshow(cube_net(data), origin="lower", **kw)
+        ax.set_title(f"{title}: {name}")
+        ax.set_axis_off()
+        fig.colorbar(im, ax=ax, shrink=0.8)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return Path(path)

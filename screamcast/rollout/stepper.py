@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""One global step: gather tiles with halo -> batched model forward -> reassemble.
+
+Geometry (tile lat/lon, static inputs per tile) is computed once; each step only gathers the
+state, evaluates the insolation on the tiles and runs the network. With several ranks each
+takes every ``world``-th batch of tiles and the predictions are summed across ranks (exact:
+the other ranks contribute zeros), so every rank reassembles the same global state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import torch
+
+from screamcast.data.dataset import ExtendedFaceGeometry
+from screamcast.data.forcing import SOLAR_CONSTANT, insolation, position_features
+from screamcast.grid.tiling import TileLayout
+from screamcast.halo import HaloOperator
+from screamcast.model.pipeline import Pipeline
+
+
+class GlobalStepper:
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        layout: TileLayout,
+        static: np.ndarray,
+        device: str = "cpu",
+        batch_size: int = 16,
+        halo_adjoint: bool = False,
+        cross_face: bool = False,
+        rank: int = 0,
+        world: int = 1,
+    ):
+        if cross_face and not halo_adjoint:
+            raise ValueError("cross_face overlap-add requires halo_adjoint")
+        self.device = torch.device(device)
+        self.pipeline = pipeline.to(self.device).eval()
+        self.op = HaloOperator(layout, self.device)
+        self.batch_size, self.rank, self.world = batch_size, rank, world
+        self.halo_adjoint, self.cross_face = halo_adjoint, cross_face
+        pos = layout.tile_pixel_positions()  # (n_tiles, S, S) into the (6, P, P) extended faces
+        geo = ExtendedFaceGeometry(layout)
+        self.tile_lat, self.tile_lon = geo.lat.reshape(-1)[pos], geo.lon.reshape(-1)[pos]
+        st = torch.as_tensor(static, dtype=torch.float32, device=self.device)[
+            None
+        ]  # (1, F, 6, n, n)
+        feats = torch.as_tensor(position_features(self.tile_lat, self.tile_lon), device=self.device)
+        self.static_tiles = torch.cat(
+            [self.op.gather(st), feats.transpose(0, 1)], dim=1
+        )  # (nt, F+4, S, S)
+
+    def forcing(self, t0: np.datetime64, t1: np.datetime64) -> torch.Tensor:
+        """Insolation / S0 at t and t+1 on every tile pixel: ``(n_tiles, 2, S, S)``."""
+        sun = insolation(np.array([t0, t1]), self.tile_lat, self.tile_lon) / SOLAR_CONSTANT
+        return torch.as_tensor(sun, dtype=torch.float32, device=self.device).transpose(0, 1)
+
+    @torch.no_grad()
+    def predict_tiles(self, x: torch.Tensor, t0, t1) -> torch.Tensor:
+        """``x (C, 6, n, n)`` -> predictions on every tile pixel ``(n_tiles, C + D, S, S)``."""
+        tiles = self.op.gather(x[None].to(self.device))  # (n_tiles, C, S, S)
+        forcing = self.forcing(t0, t1)
+        out = None
+        starts = list(range(0, tiles.shape[0], self.batch_size))
+        autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda"
+                    else contextlib.nullcontext())  # fmt: skip
+        for b in starts[self.rank :: self.world]:
+            sl = slice(b, b + self.batch_size)
+            with autocast:
+                y = self.pipeline.predict(tiles[sl], forcing[sl], self.static_tiles[sl]).float()
+            if out is None:
+                out = torch.zeros((tiles.shape[0], *y.shape[1:]), device=self.device)
+            out[sl] = y
+        if self.world > 1:
+            if out is None:  # more ranks than batches
+                C = self.pipeline.n_prognostic + len(self.pipeline.diagnostic)
+                out = torch.zeros((tiles.shape[0], C, *tiles.shape[2:]), device=self.device)
+            torch.distributed.all_reduce(out)
+        return out
+
+    def step(self, x: torch.Tensor, t0, t1) -> torch.Tensor:
+        """``x (C, 6, n, n)`` at t -> ``(C + D, 6, n, n)`` at t+1 (precipitation >= 0)."""
+        tiles = self.predict_tiles(x, t0, t1)
+        if self.halo_adjoint:
+            y = self.op.adjoint(tiles, cross_face=self.cross_face)[0]
+        else:
+            y = self.op.crop(tiles)[0]
+        return y

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Streaming, resumable zarr output: one write per step, a crash loses at most that step.
+
+The group attribute ``complete_steps`` is bumped after each step's arrays are written; on
+resume the rollout continues from the last complete step (a torn step is rewritten).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+import zarr
+
+from screamcast.grid import CubedSphereGrid
+
+
+class OutputExistsError(FileExistsError):
+    pass
+
+
+class RolloutWriter:
+    """Arrays are created once for all ``times`` (NaN until written); each step writes its
+    slice with plain zarr (one chunk per face and variable) and then bumps ``complete_steps``:
+    about 10x cheaper per step than an xarray append, and a torn step is simply not counted."""
+
+    def __init__(self, path: str | Path, variables: list[str], var_attrs: dict[str, dict],
+                 grid: CubedSphereGrid, attrs: dict, times: np.ndarray | None = None):  # fmt: skip
+        self.path, self.variables, self.var_attrs = Path(path), variables, var_attrs
+        self.grid, self.attrs, self.times = grid, attrs, times
+        self._group = None
+
+    def create(self, overwrite: bool = False) -> None:
+        if self.path.exists():
+            if not overwrite:
+                raise OutputExistsError(
+                    f"output {self.path} already exists: pass --resume to continue it or "
+                    "--overwrite to replace it"
+                )
+            import shutil
+
+            shutil.rmtree(self.path)
+        n, T = self.grid.n, len(self.times)
+        group = zarr.open_group(self.path, mode="w-")
+        dims = ["time", "face", "y", "x"]
+        for v in self.variables:
+            arr = group.create_array(v, shape=(T, 6, n, n), chunks=(1, 1, n, n), dtype="float32",
+                                     fill_value=np.nan, dimension_names=dims)  # fmt: skip
+            arr.attrs.update(self.var_attrs.get(v, {}))
+        hours = (self.times - self.times[0]) / np.timedelta64(1, "h")
+        t = group.create_array("time", shape=(T,), dtype="float64", dimension_names=["time"])
+        t[:] = hours
+        t.attrs.update({"units": f"hours since {str(self.times[0])[:19]}",
+                        "calendar": "proleptic_gregorian", "standard_name": "time"})  # fmt: skip
+        for name, values, units in (("lat", self.grid.lat, "degrees_north"),
+                                    ("lon", self.grid.lon, "degrees_east")):  # fmt: skip
+            c = group.create_array(name, shape=values.shape, dtype="float64",
+                                   dimension_names=dims[1:])  # fmt: skip
+            c[:] = values
+            c.attrs["units"] = units
+        group.attrs.update(dict(self.attrs) | {"complete_steps": 0,
+                                                "coordinates": "lat lon"})  # fmt: skip
+        self._group = group
+
+    def _open(self):
+        if self._group is None:
+            self._group = zarr.open_group(self.path, mode="r+")
+        return self._group
+
+    def append(self, time: np.datetime64, fields: np.ndarray) -> None:
+        """Write the next time: ``fields (V, 6, n, n)``, in ``variables`` order."""
+        group = self._open()
+        k = int(group.attrs.get("complete_steps", 0))
+        if self.times is not None and self.times[k] != time:
+            raise ValueError(f"step {k} of {self.path} is {self.times[k]}, not {time}")
+        for i, v in enumerate(self.variables):
+            group[v][k] = fields[i].astype(np.float32)
+        group.attrs["complete_steps"] = k + 1
+
+    def complete_steps(self) -> int:
+        return int(self._open().attrs.get("complete_steps", 0))
+
+    def recover(self) -> tuple[int, np.datetime64, np.ndarray]:
+        """The last complete step of an interrupted output: (count, time, fields)."""
+        if not self.path.exists():
+            raise FileNotFoundError(f"--resume: output {self.path} does not exist")
+        group = self._open()
+        steps = int(group.attrs.get("complete_steps", 0))
+        if steps == 0:
+            raise ValueError(f"--resume: output {self.path} has no complete step")
+        history = group.attrs.get("history", "")
+        group.attrs["history"] = (
+            f"{history}resumed after step {steps}: {self.attrs.get('command', '')}\n"
+        )
+        ds = xr.open_zarr(self.path, consolidated=False)
+        if self.times is None:
+            self.times = ds["time"].values
+        fields = np.stack([group[v][steps - 1] for v in self.variables])
+        return steps, ds["time"].values[steps - 1], fields

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import xarray as xr
+
+from screamcast.grid import CubedSphereGrid
+from screamcast.rollout.nudging import Nudger, NudgingError
+from screamcast.rollout.writer import OutputExistsError, RolloutWriter
+
+
+def reference(n=4, values=(0.0, 6.0)):
+    times = pd.date_range("2020-01-01", periods=len(values), freq="6h")
+    data = np.stack([np.full((6, n, n), v, np.float32) for v in values])
+    return xr.Dataset({"u": (("time", "face", "y", "x"), data)}, coords={"time": times})
+
+
+def test_alpha_and_linear_time_interpolation():
+    nudger = Nudger(reference(n=8), ["u"], ["u", "v"], 6.0, np.timedelta64(3, "h"), 8)
+    assert nudger.alpha == pytest.approx(1 - math.exp(-0.5))
+    assert nudger.projection == "identity"
+    np.testing.assert_allclose(nudger.target(np.datetime64("2020-01-01T03:00")), 3.0)
+    x = torch.zeros(2, 6, 8, 8)
+    nudger.apply(x, np.datetime64("2020-01-01T03:00"))
+    torch.testing.assert_close(x[0], torch.full((6, 8, 8), 3.0 * nudger.alpha))
+    assert float(x[1].abs().max()) == 0.0  # not nudged
+
+
+def test_large_scale_nudging_keeps_small_scales():
+    nudger = Nudger(
+        reference(n=2, values=(1.0, 1.0)), ["u"], ["u"], 1e-6, np.timedelta64(1, "h"), 8
+    )
+    assert nudger.projection == "block mean over 4x4"
+    x = torch.randn(1, 6, 8, 8, dtype=torch.float64)
+    small = x - x.reshape(1, 6, 2, 4, 2, 4).mean((3, 5)).repeat_interleave(4, 2).repeat_interleave(
+        4, 3
+    )
+    nudger.apply(x, np.datetime64("2020-01-01T00:00"))
+    coarse = x.reshape(1, 6, 2, 4, 2, 4).mean((3, 5))
+    torch.testing.assert_close(coarse, torch.ones_like(coarse))  # alpha ~ 1: large scales = ref
+    new_small = x - coarse.repeat_interleave(4, 2).repeat_interleave(4, 3)
+    torch.testing.assert_close(new_small, small)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(tau_hours=0.0), "must be positive"),
+        (dict(variables=["q"]), "'q' is not a prognostic variable"),
+        (dict(n=6), "face size 4 does not divide the model's n=6"),
+    ],
+)
+def test_bad_nudging_settings(kwargs, message):
+    args = dict(reference=reference(), variables=["u"], state_vars=["u"], tau_hours=6.0,
+                dt=np.timedelta64(1, "h"), n=8) | kwargs  # fmt: skip
+    with pytest.raises(NudgingError, match=message):
+        Nudger(**args)
+
+
+def test_reference_coverage_is_checked():
+    nudger = Nudger(reference(), ["u"], ["u"], 6.0, np.timedelta64(1, "h"), 8)
+    with pytest.raises(NudgingError, match="covers .* but the rollout needs"):
+        nudger.check_covers(np.datetime64("2020-01-01T01"), np.datetime64("2020-01-01T07"))
+
+
+def test_writer_appends_and_recovers_from_a_torn_step(tmp_path):
+    g = CubedSphereGrid(4)
+    t0 = np.datetime64("2020-01-01T00:00", "ns")
+    times = t0 + np.arange(5) * np.timedelta64(1, "h")
+    w = RolloutWriter(
+        tmp_path / "o.zarr", ["u", "p"], {"u": {"units": "m s-1"}}, g, {"a": 1}, times
+    )
+    w.create()
+    for k in range(3):
+        w.append(times[k], np.full((2, 6, 4, 4), k, np.float32))
+    import zarr
+
+    zarr.open_group(tmp_path / "o.zarr", mode="r+")["u"][3] = 99.0  # a step torn by a kill
+    fresh = RolloutWriter(tmp_path / "o.zarr", ["u", "p"], {}, g, {"command": "again"}, times)
+    steps, last, fields = fresh.recover()
+    assert steps == 3 and last == times[2] and float(fields.max()) == 2
+    fresh.append(times[3], np.full((2, 6, 4, 4), 3, np.float32))  # rewrites the torn step
+    ds = xr.open_zarr(tmp_path / "o.zarr", consolidated=False)
+    assert float(ds.u[3].max()) == 3 and np.isnan(ds.u.values[4]).all()
+    assert ds.attrs["a"] == 1 and ds.u.attrs["units"] == "m s-1" and ds.lat.shape == (6, 4, 4)
+    assert "resumed after step 3: again" in ds.attrs["history"]
+    np.testing.assert_array_equal(ds.time.values, times)
+    with pytest.raises(OutputExistsError, match="already exists: pass --resume"):
+        w.create()

@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""scripts/ace/run_screamcast_nudged.py end to end on the tiny store."""
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "ace" / "run_screamcast_nudged.py"
+spec = importlib.util.spec_from_file_location("run_nudged", SCRIPT)
+cli = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cli)
+PROG = ["u", "v", "vorticity", "tracer", "temperature"]
+
+
+def args(ckpt, store, out, *extra, steps=4):
+    return ["--checkpoint", str(ckpt), "--data", str(store), "--output", str(out),
+            "--steps", str(steps), "--no-progress", *extra]  # fmt: skip
+
+
+def open_out(path):
+    return xr.open_zarr(path, consolidated=False)
+
+
+def test_cli_subprocess_with_every_flag(tiny_checkpoint, tiny_store, tiny_reference, tmp_path):
+    out = tmp_path / "r.zarr"
+    flags = ["--halo-adjoint", "--halo-adjoint-cross-face", "--reference", str(tiny_reference),
+             "--nudge-vars", "u,v"]  # fmt: skip
+    cmd = [sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, out, *flags)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "area-weighted RMSE" in run.stdout
+    ds = open_out(out)
+    assert ds.sizes["time"] == 5 and ds.u.dims == ("time", "face", "y", "x")
+    a = ds.attrs
+    assert (a["halo_adjoint"], a["halo_adjoint_cross_face"], a["nudging"]) == (1, 1, 1)
+    assert a["nudge_vars"] == "u,v" and a["nudge_tau_hours"] == 6.0
+    assert a["nudge_projection"] == "block mean over 4x4" and len(a["checkpoint_sha256"]) == 64
+    assert a["screamcast_version"] and "--halo-adjoint-cross-face" in a["command"]
+    assert float(ds.precip.min()) >= 0 and ds.u.attrs["units"] == "m s-1"
+    assert (tmp_path / "r_metrics.csv").exists() and (tmp_path / "r_last_step.png").exists()
+
+
+@pytest.mark.parametrize("flags, expected", [([], (0, 0)), (["--halo-adjoint"], (1, 0))])
+def test_reassembly_flags_are_recorded(tiny_checkpoint, tiny_store, tmp_path, flags, expected):
+    out = tmp_path / "r.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, *flags, steps=2)) == 0
+    a = open_out(out).attrs
+    assert (a["halo_adjoint"], a["halo_adjoint_cross_face"], a["nudging"]) == (*expected, 0)
+
+
+def test_cross_face_alone_is_an_error(tiny_checkpoint, tiny_store, tmp_path):
+    cmd = [sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, tmp_path / "x.zarr",
+                                              "--halo-adjoint-cross-face")]  # fmt: skip
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "--halo-adjoint-cross-face requires --halo-adjoint" in run.stderr
+    assert not (tmp_path / "x.zarr").exists()
+
+
+def test_bad_inputs_fail_before_any_step(tiny_checkpoint, tiny_store, tiny_reference, small_store,
+                                         tmp_path, capsys):  # fmt: skip
+    corrupt = tmp_path / "corrupt.pth"
+    corrupt.write_bytes(tiny_checkpoint.read_bytes()[:5000])
+    existing = tmp_path / "existing.zarr"
+    existing.mkdir()
+    (existing / "keep.txt").write_text("mine")
+    ref = ["--reference", str(tiny_reference)]
+    cases = [
+        (args(tmp_path / "none.pth", tiny_store, tmp_path / "o1.zarr"), "none.pth does not exist"),
+        (args(corrupt, tiny_store, tmp_path / "o2.zarr"), "checkpoint is not usable"),
+        (args(tiny_checkpoint, small_store, tmp_path / "o3.zarr"), "face size is 8, but .* n=16"),
+        (args(tiny_checkpoint, tiny_store, tmp_path / "o4.zarr", "--start", "2031-01-01T00:00"),
+         "--start 2031-01-01T00:00 is not a time of"),
+        (args(tiny_checkpoint, tiny_store, tmp_path / "o5.zarr", *ref, steps=40),
+         "covers .* but the rollout needs"),
+        (args(tiny_checkpoint, tiny_store, existing), "already exists: pass --resume"),
+        (args(tiny_checkpoint, tiny_store, tmp_path / "o6.zarr", *ref, "--nudge-vars", "u,q"),
+         "\\['q'\\] not prognostic variables"),
+        (args(tiny_checkpoint, tiny_store, tmp_path / "o7.zarr", *ref, "--nudge-tau-hours", "0"),
+         "must be positive"),
+    ]  # fmt: skip
+    import re
+
+    for argv, message in cases:
+        assert cli.main(argv) == 2, message
+        err = capsys.readouterr().err
+        assert re.search(message, err), (message, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corrupt.pth", "existing.zarr"]
+    assert (existing / "keep.txt").read_text() == "mine"
+
+
+def test_resume_after_sigkill_equals_an_uninterrupted_rollout(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path
+):
+    common = ["--reference", str(tiny_reference), "--halo-adjoint"]
+    assert (
+        cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "whole.zarr", *common, steps=10)) == 0
+    )
+    cut = tmp_path / "cut.zarr"
+    cmd = [sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, cut, *common, steps=10)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if zarr.open_group(cut, mode="r").attrs.get("complete_steps", 0) >= 4:
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+        except Exception:
+            pass
+        time.sleep(0.01)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the rollout finished before it could be killed"
+    assert cli.main(args(tiny_checkpoint, tiny_store, cut, *common, "--resume", steps=10)) == 0
+    a, b = open_out(tmp_path / "whole.zarr"), open_out(cut)
+    assert b.sizes["time"] == 11 and "resumed after step" in b.attrs["history"]
+    for v in PROG + ["precip"]:
+        np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
+
+
+def _mean_rmse(path, variables):
+    import json
+
+    metrics = json.loads(Path(str(path).removesuffix(".zarr") + "_metrics.json").read_text())
+    return {v: (np.mean(metrics[v]["rmse"][1:]), np.mean(metrics[v]["persistence_rmse"][1:]))
+            for v in variables}  # fmt: skip
+
+
+def test_nudged_beats_free_and_persistence(tiny_checkpoint, tiny_store, tiny_reference, tmp_path):
+    nudge = ["--reference", str(tiny_reference), "--nudge-vars", "u,v,temperature"]
+    assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "free.zarr", steps=16)) == 0
+    assert (
+        cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "nudged.zarr", *nudge, steps=16)) == 0
+    )
+    free = _mean_rmse(tmp_path / "free.zarr", ["u", "v", "temperature"])
+    nudged = _mean_rmse(tmp_path / "nudged.zarr", ["u", "v", "temperature"])
+    print({v: f"nudged {nudged[v][0]:.3g} free {free[v][0]:.3g} persistence {free[v][1]:.3g}"
+           for v in free})  # fmt: skip
+    for v in free:
+        assert nudged[v][0] < free[v][0] and nudged[v][0] < free[v][1], v
+
+
+def test_strong_grid_point_nudging_follows_the_reference(tiny_checkpoint, tiny_store, tmp_path):
+    every = ["--reference", str(tiny_store), "--nudge-vars", ",".join(PROG)]
+    assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "dt.zarr", *every,
+                         "--nudge-tau-hours", "3", steps=8)) == 0  # fmt: skip
+    assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "free.zarr", steps=8)) == 0
+    assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "hard.zarr", *every,
+                         "--nudge-tau-hours", "1e-6", steps=8)) == 0  # fmt: skip
+    free, tau_dt = _mean_rmse(tmp_path / "free.zarr", PROG), _mean_rmse(tmp_path / "dt.zarr", PROG)
+    for v in PROG:
+        assert tau_dt[v][0] < 0.6 * free[v][0], (v, tau_dt[v][0], free[v][0])
+    hard, truth = open_out(tmp_path / "hard.zarr"), xr.open_zarr(tiny_store)
+    np.testing.assert_allclose(hard.u.values, truth.u.values[:9], rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.distributed
+def test_two_ranks_equal_one_rank(tiny_checkpoint, tiny_store, tiny_reference, tmp_path):
+    common = ["--reference", str(tiny_reference), "--halo-adjoint", "--batch-size", "5"]
+    env = os.environ | {"OMP_NUM_THREADS": "1"}  # as torchrun sets it: same kernels, same bits
+    one_rank = [
+        sys.executable,
+        str(SCRIPT),
+        *args(tiny_checkpoint, tiny_store, tmp_path / "one.zarr", *common),
+    ]
+    assert subprocess.run(one_rank, env=env, capture_output=True, timeout=240).returncode == 0
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+           str(SCRIPT),
+           *args(tiny_checkpoint, tiny_store, tmp_path / "two.zarr", *common)]  # fmt: skip
+    try:
+        run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"two-rank rollout hung: {err}")
+    assert run.returncode == 0, run.stderr[-3000:]
+    one, two = open_out(tmp_path / "one.zarr"), open_out(tmp_path / "two.zarr")
+    for v in PROG:
+        np.testing.assert_array_equal(one[v].values, two[v].values, err_msg=v)
