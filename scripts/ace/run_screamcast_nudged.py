@@ -38,10 +38,42 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--resume", action="store_true", help="continue an interrupted output")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--config", help="a configs/production/*.yaml: its rollout settings become "
+                   "the defaults, and the checkpoint must match its model and grid")  # fmt: skip
+    pre, _ = p.parse_known_args(argv)
+    if pre.config:
+        p.set_defaults(**production_defaults(pre.config))
     args = p.parse_args(argv)
     if args.halo_adjoint_cross_face and not args.halo_adjoint:
         p.error("--halo-adjoint-cross-face requires --halo-adjoint")
     return args
+
+
+def production_defaults(path: str) -> dict:
+    """Flag defaults from a production config's ``rollout`` section."""
+    import yaml
+
+    section = yaml.safe_load(Path(path).read_text()).get("rollout", {})
+    defaults = {k: v for k, v in section.items() if k != "nudge_vars"}
+    if "nudge_vars" in section:
+        defaults["nudge_vars"] = ",".join(section["nudge_vars"])
+    return defaults
+
+
+def check_production_config(path: str, checkpoint: str) -> None:
+    """The checkpoint must have the config's architecture and tiling."""
+    import yaml
+
+    from screamcast import checkpoint_io as cio
+
+    want = yaml.safe_load(Path(path).read_text())
+    ckpt = cio.load_checkpoint(checkpoint)
+    have = {"model": ckpt["config"]["model"], "grid": ckpt["grid"]}
+    for section in ("model", "grid"):
+        for key, value in want.get(section, {}).items():
+            if have[section][key] != value:
+                raise ValueError(f"{checkpoint} has {section}.{key}={have[section][key]}, but "
+                                 f"{path} expects {value}")  # fmt: skip
 
 
 def demo_arguments() -> list[str]:
@@ -112,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         progress=not args.no_progress,
     )  # fmt: skip
     try:
+        if args.config:
+            check_production_config(args.config, args.checkpoint)
         summary = run_rollout(opts)
     except (ValueError, FileExistsError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)

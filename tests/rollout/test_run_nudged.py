@@ -184,3 +184,16 @@ def test_two_ranks_equal_one_rank(tiny_checkpoint, tiny_store, tiny_reference, t
     one, two = open_out(tmp_path / "one.zarr"), open_out(tmp_path / "two.zarr")
     for v in PROG:
         np.testing.assert_array_equal(one[v].values, two[v].values, err_msg=v)
+
+
+def test_production_config_sets_defaults_and_checks_the_checkpoint(
+    tiny_checkpoint, tiny_store, tmp_path, capsys
+):
+    config = ROOT / "configs" / "production" / "multistep_nudged.yaml"
+    parsed = cli.parse(["--config", str(config)])
+    assert parsed.halo_adjoint and parsed.nudge_vars == "u,v,temperature"
+    assert parsed.batch_size == 32 and not parsed.halo_adjoint_cross_face
+    argv = args(tiny_checkpoint, tiny_store, tmp_path / "o.zarr", "--config", str(config))
+    assert cli.main(argv) == 2
+    assert "has model.width=16, but" in capsys.readouterr().err
+    assert not (tmp_path / "o.zarr").exists()
