@@ -46,12 +46,8 @@ class ExtendedFaceGeometry:
         ring = layout.ring_mask
         lat[ring], lon[ring] = xyz_to_latlon(layout.ring_target_xyz())
         self.lat, self.lon = lat, lon
-        # the gnomonic area formula holds past the face edge too
-        g = layout.grid
-        edges = np.tan(-0.25 * np.pi + (np.arange(P + 1) - H) * g.dalpha)
-        X, Y = edges[None, :], edges[:, None]
-        F = np.arctan(X * Y / np.sqrt(1.0 + X**2 + Y**2))
-        self.area = (F[1:, 1:] - F[1:, :-1] - F[:-1, 1:] + F[:-1, :-1]).astype(np.float32)
+        # the gnomonic area formula holds past the face edge too: (P, P), the same on every face
+        self.area = layout.grid.face_cell_areas(np.arange(P + 1) - H).astype(np.float32)
 
 
 @dataclass(frozen=True)

@@ -115,11 +115,20 @@ class CubedSphereGrid:
     @cached_property
     def area(self) -> np.ndarray:
         """Exact spherical cell areas on the unit sphere, ``(6, n, n)``; they sum to 4 pi."""
-        edges = np.tan(-0.25 * np.pi + np.arange(self.n + 1) * self.dalpha)
-        X, Y = edges[None, :], edges[:, None]  # corners: (y, x)
-        F = np.arctan(X * Y / np.sqrt(1.0 + X**2 + Y**2))  # (n+1, n+1)
-        cell = F[1:, 1:] - F[1:, :-1] - F[:-1, 1:] + F[:-1, :-1]  # (n, n)
+        cell = self.face_cell_areas(np.arange(self.n + 1))  # (n, n)
         return np.broadcast_to(cell, self.shape).copy()
+
+    def face_cell_areas(self, edge_index: np.ndarray) -> np.ndarray:
+        """Exact areas of the cells between consecutive cell edges ``edge_index`` (the same
+        along x and y; indices past ``0..n`` give the gnomonic extension past the face edge).
+
+        The spherical area of the gnomonic rectangle ``[0, X] x [0, Y]`` is
+        ``atan(X Y / sqrt(1 + X^2 + Y^2))``; a cell is the usual four-corner difference.
+        """
+        edges = np.tan(-0.25 * np.pi + np.asarray(edge_index) * self.dalpha)
+        X, Y = edges[None, :], edges[:, None]  # corners: (y, x)
+        F = np.arctan(X * Y / np.sqrt(1.0 + X**2 + Y**2))
+        return F[1:, 1:] - F[1:, :-1] - F[:-1, 1:] + F[:-1, :-1]
 
     def edge_distance(self) -> np.ndarray:
         """Pixels between each cell and the nearest face edge (0 on the edge row), ``(6, n, n)``."""
