@@ -242,18 +242,33 @@ def validate(fabric: Fabric, pipeline, loader) -> float:
 
 
 class _MetricsLog:
+    """``metrics.csv`` (appended across resumes) and, when tensorboard is installed, event
+    files in ``run_dir/tensorboard``. Rank 0 only."""
+
     FIELDS = ["step", "samples", "lr", "train_loss", "valid_loss", "images_per_s"]
 
     def __init__(self, path: Path, enabled: bool):
-        self.path, self.enabled = path, enabled
+        self.path, self.enabled, self.tb = path, enabled, None
         if enabled and not path.exists():
             with open(path, "w", newline="") as f:
                 csv.DictWriter(f, self.FIELDS).writeheader()
+        if enabled:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self.tb = SummaryWriter(str(path.parent / "tensorboard"))
+            except ImportError:  # tensorboard is optional
+                pass
 
     def write(self, row: dict) -> None:
         if self.enabled:
             with open(self.path, "a", newline="") as f:
                 csv.DictWriter(f, self.FIELDS).writerow(row)
+            if self.tb is not None:
+                for key, value in row.items():
+                    if key != "step":
+                        self.tb.add_scalar(key, value, row["step"])
+                self.tb.flush()
 
 
 def _progress(fabric, cfg, step):

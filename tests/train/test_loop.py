@@ -54,6 +54,8 @@ def test_training_launch(tiny_store, tmp_path):
     assert ckpt["variables"]["diagnostic"] == ["precip"] and "u" in ckpt["stats"]["mean"]
     assert ckpt["config"]["data"]["url"] == str(tiny_store)
     assert elapsed < 60, f"the pytest experiment took {elapsed:.1f} s"
+    events = list((run / "tensorboard").glob("events.out.tfevents.*"))
+    assert events and events[0].stat().st_size > 0  # tensorboard is in the dev extra
 
 
 def test_misspelt_keys_fail_loudly(tiny_store):
