@@ -154,12 +154,12 @@ def train(cfg: TrainConfig) -> Path:
     common = dict(layout=layout, prognostic=d.prognostic, diagnostic=d.diagnostic, static=d.static,
                   crop=d.crop, steps=cfg.rollout_steps, storage_options=d.storage_options,
                   times=ds["time"].values, in_memory=d.in_memory)  # fmt: skip
-    train_set = CropDataset(d.url, time_range=train_range, samples=(cfg.steps + 1) * d.batch_size,
+    world, rank = fabric.world_size, fabric.global_rank
+    G = d.batch_size * world  # the global batch: sample step * G + i, i < G
+    train_set = CropDataset(d.url, time_range=train_range, samples=cfg.steps * G,
                             seed=cfg.seed, **common)  # fmt: skip
     valid_set = CropDataset(d.url, time_range=valid_range, samples=d.valid_samples,
                             seed=cfg.seed + 1, fixed=True, **common)  # fmt: skip
-    world, rank = fabric.world_size, fabric.global_rank
-    G = d.batch_size * world
     loader = torch.utils.data.DataLoader(
         train_set,
         batch_sampler=StepBatches(step, cfg.steps, G, rank, world),
@@ -175,7 +175,6 @@ def train(cfg: TrainConfig) -> Path:
 
     log = _MetricsLog(run_dir / "metrics.csv", fabric.global_rank == 0)
     bar = _progress(fabric, cfg, step)
-    saved_step = step
     with cio.PreemptionFlag() as flag:
         t0, seen0 = time.perf_counter(), samples
         for batch in loader:
@@ -216,13 +215,11 @@ def train(cfg: TrainConfig) -> Path:
                 cio.save_checkpoint_atomic(
                     fabric, run_dir / cio.LATEST, state, best=is_best, keep_as=keep
                 )
-                saved_step = step
             if stop:
                 fabric.print(f"signal {flag.signum}: saved latest.pth at step {step}, exiting")
                 break
     if bar is not None:
         bar.close()
-    assert saved_step == step
     return run_dir
 
 

@@ -104,15 +104,15 @@ def test_resume_after_sigkill_equals_an_uninterrupted_rollout(
 ):
     common = ["--reference", str(tiny_reference), "--halo-adjoint"]
     assert (
-        cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "whole.zarr", *common, steps=10)) == 0
+        cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "whole.zarr", *common, steps=16)) == 0
     )
     cut = tmp_path / "cut.zarr"
-    cmd = [sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, cut, *common, steps=10)]
+    cmd = [sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, cut, *common, steps=16)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         try:
-            if zarr.open_group(cut, mode="r").attrs.get("complete_steps", 0) >= 4:
+            if zarr.open_group(cut, mode="r").attrs.get("complete_steps", 0) >= 3:
                 os.kill(proc.pid, signal.SIGKILL)
                 break
         except Exception:
@@ -120,9 +120,9 @@ def test_resume_after_sigkill_equals_an_uninterrupted_rollout(
         time.sleep(0.01)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the rollout finished before it could be killed"
-    assert cli.main(args(tiny_checkpoint, tiny_store, cut, *common, "--resume", steps=10)) == 0
+    assert cli.main(args(tiny_checkpoint, tiny_store, cut, *common, "--resume", steps=16)) == 0
     a, b = open_out(tmp_path / "whole.zarr"), open_out(cut)
-    assert b.sizes["time"] == 11 and "resumed after step" in b.attrs["history"]
+    assert b.sizes["time"] == 17 and "resumed after step" in b.attrs["history"]
     for v in PROG + ["precip"]:
         np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
 
