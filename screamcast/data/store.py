@@ -62,14 +62,20 @@ def _transient(err: BaseException) -> bool:
 
 
 def with_retries(fn: Callable[[], T], what: str, retries: int = 3, backoff: float = 0.5) -> T:
-    """Call ``fn``, retrying transient errors ``retries`` times with exponential backoff."""
+    """Call ``fn``, retrying transient errors ``retries`` times with exponential backoff.
+
+    A transient error that outlasts the retries is re-raised with a note naming ``what``.
+    """
     for attempt in range(retries + 1):
         try:
             return fn()
         except StoreError:
             raise
         except Exception as err:
-            if attempt == retries or not _transient(err):
+            if not _transient(err):
+                raise
+            if attempt == retries:
+                err.add_note(f"{what}: still failing after {retries} retries with backoff")
                 raise
             time.sleep(backoff * 2**attempt)
     raise AssertionError("unreachable")

@@ -159,7 +159,7 @@ def run_rollout(o: RolloutOptions) -> dict:
     layout = TileLayout(grid, tile, halo)
     stepper = GlobalStepper(pipeline, layout, static_fields, o.device, o.batch_size,
                             o.halo_adjoint, o.halo_adjoint_cross_face, rank, world)  # fmt: skip
-    bar = _bar(o, k0, dt) if rank == 0 else None
+    bar = _bar(o, k0) if rank == 0 else None
     t_wall = time.perf_counter()
     C = len(prog)
     for k in range(k0, o.steps):
@@ -193,7 +193,7 @@ def _distributed() -> tuple[int, int]:
     return torch.distributed.get_rank(), world
 
 
-def _bar(o: RolloutOptions, k0: int, dt):
+def _bar(o: RolloutOptions, k0: int):
     if not o.progress:
         return None
     from tqdm import tqdm

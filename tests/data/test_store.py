@@ -106,6 +106,13 @@ def test_retries_transient_errors_only():
         st.with_retries(broken, "x", retries=3, backoff=0.01)
     assert len(calls) == 1
 
+    def down():
+        raise ConnectionError("refused")
+
+    with pytest.raises(ConnectionError) as err:
+        st.with_retries(down, "s3://b/k", retries=2, backoff=0.01)
+    assert "s3://b/k: still failing after 2 retries" in err.value.__notes__[0]
+
 
 # ----------------------------------------------------------------------------- S3
 @pytest.mark.s3
