@@ -3,7 +3,12 @@
 # Copyright 2026 The screamcast authors
 #
 # The prepared GPU check (also runs on CPU): training-step and rollout-step throughput in bf16
-# with channels_last on CUDA, and the rollout scaling. Writes $OUT/gpu_check.json if OUT is set.
+# with channels_last on CUDA, and the rollout scaling. Prints JSON; also writes
+# $OUT/gpu_check.json when OUT is set (as on a lent device machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m benchmarks.gpu_check --scaling --out "${OUT:-.}/gpu_check.json" "$@"
+out=()
+if [ -n "${OUT:-}" ]; then
+  out=(--out "$OUT/gpu_check.json")
+fi
+python -m benchmarks.gpu_check --scaling "${out[@]}" "$@"

@@ -176,11 +176,15 @@ def test_two_ranks_equal_one_rank(tiny_checkpoint, tiny_store, tiny_reference, t
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
            str(SCRIPT),
            *args(tiny_checkpoint, tiny_store, tmp_path / "two.zarr", *common)]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)  # fmt: skip
     try:
-        run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"two-rank rollout hung: {err}")
-    assert run.returncode == 0, run.stderr[-3000:]
+        _, err = proc.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the launcher and both ranks
+        proc.communicate()
+        pytest.fail("two-rank rollout hung")
+    assert proc.returncode == 0, err[-3000:]
     one, two = open_out(tmp_path / "one.zarr"), open_out(tmp_path / "two.zarr")
     for v in PROG:
         np.testing.assert_array_equal(one[v].values, two[v].values, err_msg=v)
