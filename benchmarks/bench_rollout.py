@@ -25,10 +25,10 @@ from screamcast.config import DataConfig, ModelConfig, PipelineConfig, TrainConf
 from screamcast.data.stats import compute_stats
 from screamcast.data.synthetic import write_store
 from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.nudging import Nudger
 from screamcast.rollout.stepper import GlobalStepper
 from screamcast.rollout.writer import RolloutWriter
-from screamcast.train.loop import build_pipeline
 
 
 def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):

@@ -23,8 +23,8 @@ from screamcast import metrics as m
 from screamcast.data.stats import Stats
 from screamcast.data.store import open_store
 from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.stepper import GlobalStepper
-from screamcast.train.loop import build_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = {"crop": (False, False), "intra-face overlap-add": (True, False),

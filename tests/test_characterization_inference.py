@@ -43,7 +43,7 @@ def make_checkpoint(config: dict, store: Path, path: Path) -> Path:
     from screamcast import checkpoint_io as cio
     from screamcast.config import DataConfig, ModelConfig, TrainConfig
     from screamcast.data.stats import compute_stats
-    from screamcast.train.loop import build_pipeline
+    from screamcast.model.pipeline import build_pipeline
     from screamcast.train.loop import make_checkpoint as pack
 
     data = DataConfig(url=str(store), n=64, **config["grid"])

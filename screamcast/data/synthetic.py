@@ -134,6 +134,13 @@ def static_fields(lat: np.ndarray, lon: np.ndarray) -> dict:
     return {"orography": 2500.0 * np.maximum(0.0, shape - 0.2) ** 1.5, "land_fraction": land}
 
 
+def _times(start: str, days: float, step_hours: float) -> tuple[np.datetime64, np.ndarray]:
+    """The start and every output time, ``step_hours`` apart over ``days`` (both ends)."""
+    t0 = np.datetime64(start, "ns")
+    count = int(round(days * 24 / step_hours)) + 1
+    return t0, t0 + np.arange(count) * np.timedelta64(int(step_hours * 3600), "s")
+
+
 def _attrs(name: str) -> dict:
     units, standard, long = ATTRS[name]
     return {"units": units, "standard_name": standard, "long_name": long}
@@ -172,9 +179,7 @@ def write_store(
     grid = CubedSphereGrid(n)
     chunk = chunk or (n if n <= 64 else 128)  # zarr pays ~1.5 ms per chunk written
     p = FlowParameters(seed=seed)
-    t0 = np.datetime64(start, "ns")
-    count = int(round(days * 24 / step_hours)) + 1
-    times = t0 + np.arange(count) * np.timedelta64(int(step_hours * 3600), "s")
+    t0, times = _times(start, days, step_hours)
     dims = ("face", "y", "x")
     coords = {
         "lat": (dims, grid.lat, {"units": "degrees_north", "standard_name": "latitude"}),
@@ -184,7 +189,7 @@ def write_store(
     chunks = (time_chunk, 1, min(chunk, n), min(chunk, n))
     block = max(block // time_chunk, 1) * time_chunk  # appends stay chunk-aligned
     consolidated = zarr_format == 2  # consolidated metadata is not part of zarr v3
-    for b0 in range(0, count, block):
+    for b0 in range(0, len(times), block):
         tb = times[b0 : b0 + block]
         fields = [evaluate(p, t, t0, fine.lat, fine.lon) for t in tb]
         data_vars = {
@@ -239,9 +244,7 @@ def write_latlon_reference(
     lon = (np.arange(2 * nlat) + 0.5) * 180.0 / nlat
     lat2, lon2 = np.meshgrid(lat, lon, indexing="ij")
     p = FlowParameters(seed=seed)
-    t0 = np.datetime64(start, "ns")
-    count = int(round(days * 24 / step_hours)) + 1
-    times = t0 + np.arange(count) * np.timedelta64(int(step_hours * 3600), "s")
+    t0, times = _times(start, days, step_hours)
     fields = [evaluate(p, t, t0, lat2, lon2) for t in times]
     ds = xr.Dataset(
         {

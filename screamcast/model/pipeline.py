@@ -92,3 +92,14 @@ class Pipeline(nn.Module):
 def input_channels(n_prognostic: int, n_static: int) -> int:
     """State + 2 insolation + static variables + 4 position features."""
     return n_prognostic + N_FORCING + n_static + 4
+
+
+def build_pipeline(cfg, stats: Stats) -> Pipeline:
+    """The network and pipeline a ``TrainConfig`` (or a checkpoint's config) describes."""
+    from screamcast.model.unet import UNet
+
+    d, m = cfg.data, cfg.model
+    net = UNet(input_channels(len(d.prognostic), len(d.static)),
+               len(d.prognostic) + len(d.diagnostic), m.width, m.levels, m.blocks)  # fmt: skip
+    return Pipeline(net, stats, d.prognostic, d.diagnostic, d.static,
+                    cfg.pipeline.do_precip_relu, cfg.pipeline.precip_name)  # fmt: skip

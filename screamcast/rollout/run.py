@@ -26,6 +26,7 @@ from screamcast.data.stats import Stats
 from screamcast.data.store import open_store, time_step
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.metrics import area_weighted_bias, area_weighted_rmse
+from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.nudging import Nudger
 from screamcast.rollout.stepper import GlobalStepper
 from screamcast.rollout.writer import RolloutWriter
@@ -151,8 +152,6 @@ def run_rollout(o: RolloutOptions) -> dict:
                 out_times[0], np.concatenate([x.numpy(), np.stack(first)]) if diag else x.numpy()
             )
         k0 = 0
-    from screamcast.train.loop import build_pipeline
-
     pipeline = build_pipeline(cfg, Stats.from_dict(ckpt["stats"]))
     pipeline.load_state_dict(ckpt["model"])
     static_fields = np.stack([ds[v].values for v in static]) if static else np.zeros((0, 6, n, n))

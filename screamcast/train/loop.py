@@ -24,8 +24,7 @@ from screamcast.data.dataset import CropDataset
 from screamcast.data.stats import Stats, compute_stats
 from screamcast.data.store import open_store, time_step
 from screamcast.grid import CubedSphereGrid, TileLayout
-from screamcast.model.pipeline import Pipeline, input_channels
-from screamcast.model.unet import UNet
+from screamcast.model.pipeline import build_pipeline
 from screamcast.train.loss import rollout_loss
 from screamcast.train.schedulers import build_scheduler
 
@@ -53,15 +52,6 @@ class StepBatches(torch.utils.data.Sampler):
 def _range(spec: list[int], total: int) -> tuple[int, int]:
     lo, hi = spec
     return (lo % total if lo < 0 else lo, total + hi if hi <= 0 else hi)
-
-
-def build_pipeline(cfg: TrainConfig, stats: Stats) -> Pipeline:
-    d = cfg.data
-    net = UNet(input_channels(len(d.prognostic), len(d.static)),
-               len(d.prognostic) + len(d.diagnostic), cfg.model.width, cfg.model.levels,
-               cfg.model.blocks)  # fmt: skip
-    return Pipeline(net, stats, d.prognostic, d.diagnostic, d.static,
-                    cfg.pipeline.do_precip_relu, cfg.pipeline.precip_name)  # fmt: skip
 
 
 def check_compatible(ckpt: dict, cfg: TrainConfig, path: str) -> None:
