@@ -6,12 +6,14 @@
 (``S = tile + 2 * halo``). It is applied in two cheap stages instead of one per-pixel gather:
 each face is padded once into an *extended face* (interior copy + a ring filled from sparse
 KNN weights), then tiles are ``unfold`` windows of the extended faces. The adjoint mirrors it:
-overlap-add onto the extended faces, then a ``scatter_add_`` of the ring's cross-face part.
+overlap-add onto the extended faces, then one ``scatter_add_`` of the ring's cross-face part
+into their interior.
 Built once from a :class:`~screamcast.grid.tiling.TileLayout` and reused every step.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from screamcast.grid.tiling import TileLayout
@@ -32,6 +34,11 @@ class HaloOperator:
         as_long = dict(dtype=torch.long, device=self.device)
         self.ring_pos = torch.as_tensor(layout.ring_positions, **as_long)  # (R,)
         self.ring_idx = torch.as_tensor(layout.ring_sources.T.copy(), **as_long)  # (k, R)
+        # The same sources as flat indices into the (6, P, P) extended faces: the cross-face
+        # transpose adds straight into the overlap-add's interior, with no extra copy.
+        f, y, x = np.unravel_index(layout.ring_sources.T, (6, n, n))
+        ext_idx = (f * layout.padded + y + H) * layout.padded + x + H  # (k, R)
+        self._ring_idx_ext = torch.as_tensor(ext_idx.reshape(-1), **as_long)  # (k * R,)
         self._ring_w64 = torch.as_tensor(layout.ring_weights.T.copy(), dtype=torch.float64)
         self._ring_w: dict[torch.dtype, torch.Tensor] = {}
         self._counts: dict[tuple[torch.dtype, bool], torch.Tensor] = {}
@@ -75,21 +82,24 @@ class HaloOperator:
             )
         return tiles.shape[0] // self.n_tiles, tiles.shape[1]
 
-    def _write_ring(self, ext: torch.Tensor, ring: torch.Tensor) -> None:
-        """Put ring values ``(B*C, 6 * R_f)`` (``ring_mask`` order) into ``ext (B, C, 6, P, P)``.
+    def _ring_slabs(self, ext: torch.Tensor, ring: torch.Tensor) -> list[tuple[torch.Tensor, ...]]:
+        """Pairs of views (ring part, extended-face part) for the four slabs of every ring.
 
-        The ring of a face in row-major order is: ``H`` full rows, then ``n`` rows of ``H`` left
-        and ``H`` right pixels, then ``H`` full rows; four strided copies place it (faster than
-        a scatter to ``ring_pos``).
+        The ring of a face in row-major (``ring_mask``) order is: ``H`` full rows, then ``n``
+        rows of ``H`` left and ``H`` right pixels, then ``H`` full rows; four strided copies
+        move it in or out of the extended faces (faster than a gather or scatter on
+        ``ring_pos``). ``ring``: ``(B*C, 6 * R_f)``; ``ext``: ``(B, C, 6, P, P)``.
         """
         B, C = ext.shape[:2]
         n, H, P = self.n, self.halo, self.padded
         top, mid, bottom = ring.view(B, C, 6, -1).split([H * P, 2 * n * H, H * P], dim=3)
         mid = mid.view(B, C, 6, n, 2, H)
-        ext[..., :H, :] = top.view(B, C, 6, H, P)
-        ext[..., H : H + n, :H] = mid[..., 0, :]
-        ext[..., H : H + n, H + n :] = mid[..., 1, :]
-        ext[..., H + n :, :] = bottom.view(B, C, 6, H, P)
+        return [
+            (top.view(B, C, 6, H, P), ext[..., :H, :]),
+            (mid[..., 0, :], ext[..., H : H + n, :H]),
+            (mid[..., 1, :], ext[..., H : H + n, H + n :]),
+            (bottom.view(B, C, 6, H, P), ext[..., H + n :, :]),
+        ]
 
     def extend(self, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Each face with a ring of width ``halo``: ``(B, C, 6, n, n) -> (B, C, 6, P, P)``.
@@ -107,10 +117,16 @@ class HaloOperator:
             ring = self._scratch_buffer("ring", shape, x.dtype)  # (BC, R)
             tmp = self._scratch_buffer("ring_tmp", shape, x.dtype)
             w = self.ring_weights(x.dtype)  # (k, R)
-            torch.gather(flat, 1, self.ring_idx[0].expand(shape), out=ring).mul_(w[0])
-            for j in range(1, w.shape[0]):
-                ring.addcmul_(torch.gather(flat, 1, self.ring_idx[j].expand(shape), out=tmp), w[j])
-            self._write_ring(ext, ring)
+            torch.gather(flat, 1, self.ring_idx[0].expand(shape), out=ring)
+            if w.shape[0] == 2:  # the default k: one lerp instead of a multiply and an add
+                ring.lerp_(torch.gather(flat, 1, self.ring_idx[1].expand(shape), out=tmp), w[1])
+            else:
+                ring.mul_(w[0])
+                for j in range(1, w.shape[0]):
+                    gathered = torch.gather(flat, 1, self.ring_idx[j].expand(shape), out=tmp)
+                    ring.addcmul_(gathered, w[j])
+            for part, slab in self._ring_slabs(ext, ring):
+                slab.copy_(part)
         return ext
 
     def gather(self, x: torch.Tensor) -> torch.Tensor:
@@ -155,28 +171,33 @@ class HaloOperator:
                     win[..., r0:r1, c0:c1] += y[..., r0:r1, c0:c1]
         return ext
 
-    def _add_cross_face(self, ext: torch.Tensor, out: torch.Tensor) -> None:
-        """``out += W^T ring(ext)``: scatter the ring pixels back through the KNN weights."""
-        B, C = out.shape[:2]
+    def _add_cross_face(self, ext: torch.Tensor) -> None:
+        """``interior(ext) += W^T ring(ext)``: the ring's values back through the KNN weights.
+
+        One ``scatter_add_`` of all ``k * R`` weighted ring values into the extended faces'
+        interior (the sources never lie in the ring, so nothing read is written).
+        """
+        B, C = ext.shape[:2]
         shape = (B * C, self.ring_pos.numel())
-        ring = self._scratch_buffer("ring", shape, out.dtype)  # (BC, R)
-        tmp = self._scratch_buffer("ring_tmp", shape, out.dtype)
-        torch.gather(ext.view(B * C, -1), 1, self.ring_pos.expand(shape), out=ring)
-        flat = out.view(B * C, 6 * self.n * self.n)
-        w = self.ring_weights(out.dtype)
-        for j in range(w.shape[0]):
-            flat.scatter_add_(1, self.ring_idx[j].expand(shape), torch.mul(ring, w[j], out=tmp))
+        ring = self._scratch_buffer("ring", shape, ext.dtype)  # (BC, R)
+        for part, slab in self._ring_slabs(ext, ring):
+            part.copy_(slab)
+        w = self.ring_weights(ext.dtype)  # (k, R)
+        k = w.shape[0]
+        weighted = self._scratch_buffer("ring_weighted", (B * C, k, shape[1]), ext.dtype)
+        torch.mul(ring.unsqueeze(1), w, out=weighted)  # (BC, k, R)
+        index = self._ring_idx_ext.expand(B * C, k * shape[1])
+        ext.view(B * C, -1).scatter_add_(1, index, weighted.view(B * C, -1))
 
     def transpose(self, tiles: torch.Tensor, cross_face: bool = True) -> torch.Tensor:
         """Unnormalised ``G^T tiles`` (``cross_face=False``: intra-face entries of G only)."""
         n, H = self.n, self.halo
         ext = self._overlap_add(tiles)  # (B, C, 6, P, P)
-        out = ext[..., H : H + n, H : H + n].clone(
+        if cross_face and H:
+            self._add_cross_face(ext)
+        return ext[..., H : H + n, H : H + n].clone(
             memory_format=torch.contiguous_format
         )  # (B, C, 6, n, n), never aliases the scratch
-        if cross_face and H:
-            self._add_cross_face(ext, out)
-        return out
 
     def counts(self, dtype: torch.dtype, cross_face: bool) -> torch.Tensor:
         """``D = diag(G_m^T 1)`` as a ``(6, n, n)`` field (>= 1: every pixel is a tile centre)."""
@@ -197,11 +218,7 @@ class HaloOperator:
         n, H = self.n, self.halo
         count = self.counts(acc, cross_face)  # before the scratch buffers are filled below
         ext = self._overlap_add(tiles.to(acc))  # (B, C, 6, P, P)
-        interior = ext[..., H : H + n, H : H + n]
         if cross_face and H:
-            out = interior.clone(memory_format=torch.contiguous_format)
-            self._add_cross_face(ext, out)
-            out.div_(count)
-        else:
-            out = torch.div(interior, count)  # copy and normalise in one pass
+            self._add_cross_face(ext)
+        out = torch.div(ext[..., H : H + n, H : H + n], count)  # copy and normalise in one pass
         return out.to(tiles.dtype)

@@ -85,6 +85,15 @@ def tiny_reference(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def tiny_latlon_reference(tmp_path_factory):
+    """The tiny store's truth on a 15 degree lat-lon grid every 6 h (coarser than its cube)."""
+    from screamcast.data.synthetic import write_latlon_reference
+
+    path = tmp_path_factory.mktemp("stores") / "tiny_latlon_ref.zarr"
+    return write_latlon_reference(path, nlat=12, days=2.0, step_hours=6.0)
+
+
+@pytest.fixture(scope="session")
 def tiny_checkpoint(tiny_store, tmp_path_factory):
     """A small model trained for 60 steps on the tiny store (beats persistence)."""
     from pathlib import Path

@@ -24,6 +24,7 @@ from screamcast.grid.cubed_sphere import CubedSphereGrid
 from screamcast.grid.ncol import columns_to_grid, ncol_to_grid_index
 
 NATIVE_DIMS = ("time", "face", "y", "x")
+LATLON_DIMS = ("time", "lat", "lon")
 T = TypeVar("T")
 
 
@@ -125,13 +126,15 @@ def open_store(
     static_variables: Sequence[str] = (),
     n: int | None = None,
     retries: int = 3,
+    latlon: bool = False,
 ) -> xr.Dataset:
     """Open and validate a store; returns a lazy dataset in the native ``(time, face, y, x)``.
 
     ``variables`` must be time-dependent, ``static_variables`` ``(face, y, x)``; ``n`` is the
     configured face size (inferred when None). A column store ``(time, ncol)`` is mapped onto
     the grid through :mod:`screamcast.grid.ncol` (in memory: convert large ones once with
-    :func:`convert_ncol_store`).
+    :func:`convert_ncol_store`). ``latlon=True`` also accepts a regular ``(time, lat, lon)``
+    store (a nudging reference), returned as it is after :func:`validate_latlon`.
     """
     url = str(url)
     store = zarr_store(url, storage_options, retries)
@@ -149,6 +152,10 @@ def open_store(
         ) from err
     if not ds.data_vars:
         raise StoreError(f"store {url} is empty: it has no variables")
+    if latlon and "lat" in ds.dims and "lon" in ds.dims:
+        validate_latlon(ds, url, variables)
+        ds.attrs["screamcast_url"] = url
+        return ds
     if "ncol" in ds.dims:
         ds = ncol_to_native(ds, n, name=url)
     validate(ds, url, variables, static_variables, n)
@@ -193,6 +200,30 @@ def validate(
             )
     if variables:
         _validate_time(ds, name)
+
+
+def validate_latlon(ds: xr.Dataset, name: str, variables: Sequence[str]) -> None:
+    """A regular lat-lon store: ``(time, lat, lon)`` variables, 1-D axes in degrees."""
+    for var in variables:
+        if var not in ds:
+            have = ", ".join(sorted(ds.data_vars))
+            raise StoreError(f"store {name} has no variable '{var}' (it has: {have})")
+        if ds[var].dims != LATLON_DIMS:
+            raise StoreError(
+                f"store {name}: variable '{var}' has dims {ds[var].dims}, expected {LATLON_DIMS}"
+            )
+    for axis, bound in (("lat", 90.0), ("lon", 360.0)):
+        if axis not in ds.coords or ds[axis].dims != (axis,):
+            raise StoreError(f"store {name}: needs a 1-D coordinate '{axis}' in degrees")
+        values = ds[axis].values.astype(float)
+        if not np.all(np.isfinite(values)) or np.abs(values).max() > bound:
+            raise StoreError(
+                f"store {name}: coordinate '{axis}' must be finite degrees within "
+                f"[-{bound:g}, {bound:g}], got {values.min():g} to {values.max():g}"
+            )
+        if values.size > 1 and not (np.all(np.diff(values) > 0) or np.all(np.diff(values) < 0)):
+            raise StoreError(f"store {name}: coordinate '{axis}' is not strictly monotonic")
+    _validate_time(ds, name)
 
 
 def _validate_time(ds: xr.Dataset, name: str) -> None:

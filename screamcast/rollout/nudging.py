@@ -3,8 +3,10 @@
 """Relaxation toward a reference: ``x += alpha * P(x_ref(t) - x)``, ``alpha = 1 - exp(-dt/tau)``.
 
 ``P`` keeps the scales the reference resolves: the block mean over each reference cell,
-broadcast back (the identity when the reference is on the model grid). The reference is
-interpolated linearly in time; a rollout past its last time is refused before any step runs.
+broadcast back (the identity when the reference is on the model grid). A regular lat-lon
+reference is put on the cube by nearest neighbour (:mod:`screamcast.grid.regrid`) and ``P`` is
+the area-weighted mean over the cube cells that share a nearest reference point. The reference
+is interpolated linearly in time; a rollout past its last time is refused before any step runs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import math
 import numpy as np
 import torch
 import xarray as xr
+
+from screamcast.grid.cubed_sphere import CubedSphereGrid
+from screamcast.grid.regrid import NearestMap, latlon_points, nearest_map
 
 
 class NudgingError(ValueError):
@@ -41,19 +46,30 @@ class Nudger:
                 )
             if v not in reference:
                 raise NudgingError(f"{name} has no variable '{v}' to nudge toward")
-        n_ref = reference.sizes["y"]
-        if n % n_ref:
-            raise NudgingError(f"{name}: face size {n_ref} does not divide the model's n={n}")
+        self.map: NearestMap | None = None
+        self.factor = 1
+        if "lat" in reference.dims and "lon" in reference.dims:  # a regular lat-lon grid
+            lat, lon = latlon_points(reference["lat"].values, reference["lon"].values)
+            self.map = nearest_map(CubedSphereGrid(n), lat, lon)
+            self._groups: dict[tuple, tuple[torch.Tensor, ...]] = {}
+        else:
+            n_ref = reference.sizes["y"]
+            if n % n_ref:
+                raise NudgingError(f"{name}: face size {n_ref} does not divide the model's n={n}")
+            self.factor = n // n_ref
         self.reference, self.name = reference, name
         self.index = [state_vars.index(v) for v in variables]
         self.variables, self.tau_hours = list(variables), tau_hours
-        self.factor = n // n_ref
         self.alpha = 1.0 - math.exp(-(dt / np.timedelta64(1, "s")) / (tau_hours * 3600.0))
         self.times = reference["time"].values
         self._cache: dict[int, np.ndarray] = {}
 
     @property
     def projection(self) -> str:
+        if self.map is not None:
+            shape = "x".join(str(self.reference.sizes[d]) for d in ("lat", "lon"))
+            return (f"nearest neighbour from the {shape} lat-lon grid, mean over the "
+                    f"{self.map.n_groups} groups of cells sharing a reference point")  # fmt: skip
         return "identity" if self.factor == 1 else f"block mean over {self.factor}x{self.factor}"
 
     def check_covers(self, first: np.datetime64, last: np.datetime64) -> None:
@@ -71,7 +87,8 @@ class Nudger:
         return self._cache[i]
 
     def target(self, time: np.datetime64) -> np.ndarray:
-        """The reference at ``time``, linear in time between its samples: ``(V, 6, m, m)``."""
+        """The reference at ``time``, linear in time between its samples: ``(V, 6, m, m)``
+        (``(V, nlat, nlon)`` for a lat-lon reference)."""
         i = int(np.searchsorted(self.times, time, side="right")) - 1
         if self.times[i] == time:
             return self._at(i)
@@ -81,6 +98,8 @@ class Nudger:
     def apply(self, x: torch.Tensor, time: np.datetime64) -> torch.Tensor:
         """Nudge the prognostic state ``x (C, 6, n, n)`` in place toward the reference."""
         ref = torch.as_tensor(self.target(time), dtype=x.dtype, device=x.device)
+        if self.map is not None:
+            return self._apply_nearest(x, ref.reshape(len(self.index), -1))
         f = self.factor
         for k, c in enumerate(self.index):
             field = x[c]  # (6, n, n)
@@ -91,6 +110,30 @@ class Nudger:
                 coarse = field.reshape(6, m, f, m, f).mean(dim=(2, 4))  # (6, m, m)
                 delta = (ref[k] - coarse).repeat_interleave(f, 1).repeat_interleave(f, 2)
                 x[c] += self.alpha * delta
+        return x
+
+    def _group_tensors(self, like: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        key = (like.device, like.dtype)
+        if key not in self._groups:
+            m, n = self.map, like.shape[-1]
+            as_long = dict(dtype=torch.long, device=like.device)
+            self._groups[key] = (
+                torch.as_tensor(m.source.ravel(), **as_long),  # (6 n n,) reference point
+                torch.as_tensor(m.group.ravel(), **as_long),  # (6 n n,) group
+                torch.as_tensor(CubedSphereGrid(n).area.ravel(), dtype=like.dtype,
+                                device=like.device),  # fmt: skip
+                torch.as_tensor(m.group_area, dtype=like.dtype, device=like.device),
+            )
+        return self._groups[key]
+
+    def _apply_nearest(self, x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+        """``x += alpha * (ref[source] - mean_group(x))``; ``ref (V, n_points)``."""
+        source, group, area, group_area = self._group_tensors(x)
+        for k, c in enumerate(self.index):
+            field = x[c].reshape(-1)  # (6 n n,) view
+            sums = torch.zeros_like(group_area).index_add_(0, group, field * area)
+            mean = (sums / group_area)[group]  # (6 n n,)
+            field += self.alpha * (ref[k][source] - mean)
         return x
 
     def attrs(self) -> dict:

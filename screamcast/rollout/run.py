@@ -113,7 +113,7 @@ def run_rollout(o: RolloutOptions) -> dict:
         if unknown:
             raise RolloutError(f"--nudge-vars: {unknown} not prognostic variables of the "
                                f"checkpoint ({', '.join(prog)})")  # fmt: skip
-        ref = open_store(o.reference, o.storage_options, nudge_vars, (), None)
+        ref = open_store(o.reference, o.storage_options, nudge_vars, (), None, latlon=True)
         nudger = Nudger(ref, nudge_vars, prog, o.nudge_tau_hours, dt, n, name=o.reference)
         nudger.check_covers(out_times[1], out_times[-1])
     elif o.nudge_vars:

@@ -46,6 +46,48 @@ def test_large_scale_nudging_keeps_small_scales():
     torch.testing.assert_close(new_small, small)
 
 
+def latlon_reference(nlat, values=(0.0, 6.0), seed=0):
+    """A random field on a regular lat-lon grid, the same at every time plus ``values``."""
+    times = pd.date_range("2020-01-01", periods=len(values), freq="6h")
+    lat = -90 + (np.arange(nlat) + 0.5) * 180.0 / nlat
+    lon = (np.arange(2 * nlat) + 0.5) * 180.0 / nlat
+    base = np.random.default_rng(seed).normal(size=(nlat, 2 * nlat))
+    data = np.stack([base + v for v in values]).astype(np.float32)
+    return xr.Dataset({"u": (("time", "lat", "lon"), data)},
+                      coords={"time": times, "lat": lat, "lon": lon})  # fmt: skip
+
+
+def test_latlon_reference_nudges_the_group_means_and_keeps_small_scales():
+    ref = latlon_reference(6)  # 30 degree cells on a cube of ~5.6 degree cells
+    nudger = Nudger(ref, ["u"], ["u"], 1e-6, np.timedelta64(1, "h"), 16)
+    m = nudger.map
+    assert m.n_groups == 72 and "6x12 lat-lon" in nudger.projection
+    x = torch.randn(1, 6, 16, 16, dtype=torch.float64)
+    area = CubedSphereGrid(16).area
+
+    def group_mean(field):
+        sums = np.bincount(m.group.ravel(), weights=(field * area).ravel())
+        return (sums / m.group_area)[m.group]
+
+    small = x[0].numpy() - group_mean(x[0].numpy())
+    time = np.datetime64("2020-01-01T03:00")  # halfway: the reference plus 3
+    nudger.apply(x, time)
+    target = ref.u.values[0].astype(np.float64).ravel()[m.source] + 3.0
+    np.testing.assert_allclose(group_mean(x[0].numpy()), target, atol=1e-5)  # alpha ~ 1
+    np.testing.assert_allclose(x[0].numpy() - group_mean(x[0].numpy()), small, atol=1e-9)
+    np.testing.assert_allclose(nudger.target(time)[0], ref.u.values[0] + 3.0, rtol=1e-6)
+
+
+def test_a_finer_latlon_reference_is_grid_point_nudging_at_the_nearest_points():
+    ref = latlon_reference(60, values=(1.0, 1.0))
+    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(6, "h"), 4)
+    assert nudger.map.n_groups == 96
+    x = torch.zeros(1, 6, 4, 4, dtype=torch.float64)
+    nudger.apply(x, np.datetime64("2020-01-01T00:00"))
+    nearest = ref.u.values[0].astype(np.float64).ravel()[nudger.map.source]
+    np.testing.assert_allclose(x[0].numpy(), nudger.alpha * nearest, rtol=1e-6)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -75,6 +75,11 @@ def test_bad_inputs_fail_before_any_step(tiny_checkpoint, tiny_store, tiny_refer
     existing.mkdir()
     (existing / "keep.txt").write_text("mine")
     ref = ["--reference", str(tiny_reference)]
+    bad_latlon = tmp_path / "bad_latlon.zarr"
+    xr.Dataset({"u": (("time", "lat", "lon"), np.zeros((2, 3, 4), np.float32))},
+               coords={"time": np.array(["2020-01-01T00", "2020-01-01T06"], "datetime64[ns]"),
+                       "lat": [-100.0, 0.0, 60.0], "lon": [0.0, 90.0, 180.0, 270.0]},
+               ).to_zarr(bad_latlon, consolidated=False)  # fmt: skip
     cases = [
         (args(tmp_path / "none.pth", tiny_store, tmp_path / "o1.zarr"), "none.pth does not exist"),
         (args(corrupt, tiny_store, tmp_path / "o2.zarr"), "checkpoint is not usable"),
@@ -88,6 +93,8 @@ def test_bad_inputs_fail_before_any_step(tiny_checkpoint, tiny_store, tiny_refer
          "\\['q'\\] not prognostic variables"),
         (args(tiny_checkpoint, tiny_store, tmp_path / "o7.zarr", *ref, "--nudge-tau-hours", "0"),
          "must be positive"),
+        (args(tiny_checkpoint, tiny_store, tmp_path / "o8.zarr", "--reference", str(bad_latlon),
+              "--nudge-vars", "u"), "bad_latlon.zarr: coordinate 'lat' must be finite degrees"),
     ]  # fmt: skip
     import re
 
@@ -95,7 +102,9 @@ def test_bad_inputs_fail_before_any_step(tiny_checkpoint, tiny_store, tiny_refer
         assert cli.main(argv) == 2, message
         err = capsys.readouterr().err
         assert re.search(message, err), (message, err)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["corrupt.pth", "existing.zarr"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "bad_latlon.zarr", "corrupt.pth", "existing.zarr"
+    ]
     assert (existing / "keep.txt").read_text() == "mine"
 
 
@@ -147,6 +156,20 @@ def test_nudged_beats_free_and_persistence(tiny_checkpoint, tiny_store, tiny_ref
            for v in free})  # fmt: skip
     for v in free:
         assert nudged[v][0] < free[v][0] and nudged[v][0] < free[v][1], v
+
+
+def test_latlon_reference_nudging_beats_free(tiny_checkpoint, tiny_store, tiny_latlon_reference,
+                                             tmp_path):  # fmt: skip
+    nudge = ["--reference", str(tiny_latlon_reference), "--nudge-vars", "u,v,temperature"]
+    out = tmp_path / "latlon.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "free.zarr", steps=16)) == 0
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, *nudge, steps=16)) == 0
+    assert "from the 12x24 lat-lon grid" in open_out(out).attrs["nudge_projection"]
+    free = _mean_rmse(tmp_path / "free.zarr", ["u", "v", "temperature"])
+    nudged = _mean_rmse(out, ["u", "v", "temperature"])
+    print({v: f"lat-lon nudged {nudged[v][0]:.3g} free {free[v][0]:.3g}" for v in free})
+    for v in free:
+        assert nudged[v][0] < free[v][0], v
 
 
 def test_strong_grid_point_nudging_follows_the_reference(tiny_checkpoint, tiny_store, tmp_path):
