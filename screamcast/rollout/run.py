@@ -161,18 +161,23 @@ def run_rollout(o: RolloutOptions) -> dict:
     bar = _bar(o, k0) if rank == 0 else None
     t_wall = time.perf_counter()
     C = len(prog)
-    for k in range(k0, o.steps):
-        y = stepper.step(x, out_times[k], out_times[k + 1]).cpu()  # (C + D, 6, n, n)
-        x = y[:C].clone()
-        if nudger is not None:
-            nudger.apply(x, out_times[k + 1])
-        y = torch.cat([x, y[C:].clamp(min=0.0)]) if diag else x
+    try:
+        for k in range(k0, o.steps):
+            y = stepper.step(x, out_times[k], out_times[k + 1]).cpu()  # (C + D, 6, n, n)
+            x = y[:C].clone()
+            if nudger is not None:
+                nudger.apply(x, out_times[k + 1])
+            y = torch.cat([x, y[C:].clamp(min=0.0)]) if diag else x
+            if rank == 0:
+                writer.append(out_times[k + 1], y.numpy())  # written while the next step runs
+                if bar is not None:
+                    bar.update(1)
+                    hours = (k + 1 - k0) * dt / np.timedelta64(1, "h")
+                    rate = hours / (time.perf_counter() - t_wall)
+                    bar.set_postfix(sim_h_per_wall_s=f"{rate:.1f}")
+    finally:
         if rank == 0:
-            writer.append(out_times[k + 1], y.numpy())
-            if bar is not None:
-                bar.update(1)
-                hours = (k + 1 - k0) * dt / np.timedelta64(1, "h")
-                bar.set_postfix(sim_h_per_wall_s=f"{hours / (time.perf_counter() - t_wall):.1f}")
+            writer.close()
     if bar is not None:
         bar.close()
     summary = {"output": str(o.output), "steps": o.steps, "attrs": attrs}

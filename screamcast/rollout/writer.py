@@ -3,12 +3,15 @@
 """Streaming, resumable zarr output: one write per step, a crash loses at most that step.
 
 The group attribute ``complete_steps`` is bumped after each step's arrays are written; on
-resume the rollout continues from the last complete step (a torn step is rewritten).
+resume the rollout continues from the last complete step (a torn step is rewritten). A step is
+written in a background thread while the next one is computed; the next ``append`` (or
+``close``) waits for it first, so at most one step is in flight and steps land in order.
 """
 
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +37,8 @@ class RolloutWriter:
         self.grid, self.attrs, self.times = grid, attrs, times
         self._group = None
         self._arrays = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: Future | None = None
 
     def create(self, overwrite: bool = False) -> None:
         if self.path.exists():
@@ -76,22 +81,50 @@ class RolloutWriter:
         return self._group
 
     def append(self, time: np.datetime64, fields: np.ndarray) -> None:
-        """Write the next time: ``fields (V, 6, n, n)``, in ``variables`` order."""
+        """Queue the next time, ``fields (V, 6, n, n)`` in ``variables`` order, for writing.
+
+        Returns once the previous step is on disk and this one is copied (the caller may reuse
+        ``fields``); this step is written in the background. Errors of a background write are
+        raised here or by :meth:`close`.
+        """
+        self.flush()
         group = self._open()
         k = int(group.attrs.get("complete_steps", 0))
         if self.times is not None and self.times[k] != time:
             raise ValueError(f"step {k} of {self.path} is {self.times[k]}, not {time}")
         if self._arrays is None:
             self._arrays = [group[v].async_array for v in self.variables]
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="rollout-writer")
+        data = np.array(fields, dtype=np.float32)  # a copy: the caller's buffer is free again
+        self._pending = self._pool.submit(self._write, k, data)
 
+    def _write(self, k: int, data: np.ndarray) -> None:
         async def write_all():  # every variable's chunks in flight at once
-            await asyncio.gather(*(a.setitem(k, fields[i].astype(np.float32))
-                                   for i, a in enumerate(self._arrays)))  # fmt: skip
+            await asyncio.gather(*(a.setitem(k, data[i]) for i, a in enumerate(self._arrays)))
 
         sync(write_all())
-        group.attrs["complete_steps"] = k + 1
+        self._group.attrs["complete_steps"] = k + 1  # only after every chunk is written
+
+    def flush(self) -> None:
+        """Wait for the step in flight; re-raise its error, naming the output."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            try:
+                pending.result()
+            except Exception as err:
+                raise OSError(f"writing {self.path} failed: {type(err).__name__}: {err}") from err
+
+    def close(self) -> None:
+        """Flush and stop the writer thread (the writer can be appended to again later)."""
+        try:
+            self.flush()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown()
+                self._pool, self._arrays = None, None
 
     def complete_steps(self) -> int:
+        self.flush()
         return int(self._open().attrs.get("complete_steps", 0))
 
     def recover(self) -> tuple[int, np.datetime64, np.ndarray]:

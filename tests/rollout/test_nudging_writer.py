@@ -117,8 +117,12 @@ def test_writer_appends_and_recovers_from_a_torn_step(tmp_path):
         tmp_path / "o.zarr", ["u", "p"], {"u": {"units": "m s-1"}}, g, {"a": 1}, times
     )
     w.create()
+    buffer = np.empty((2, 6, 4, 4), np.float32)
     for k in range(3):
-        w.append(times[k], np.full((2, 6, 4, 4), k, np.float32))
+        buffer[:] = k  # the writer copies: the caller reuses its buffer at once
+        w.append(times[k], buffer)
+    buffer[:] = -1
+    w.close()
     import zarr
 
     zarr.open_group(tmp_path / "o.zarr", mode="r+")["u"][3] = 99.0  # a step torn by a kill
@@ -133,3 +137,32 @@ def test_writer_appends_and_recovers_from_a_torn_step(tmp_path):
     np.testing.assert_array_equal(ds.time.values, times)
     with pytest.raises(OutputExistsError, match="already exists: pass --resume"):
         w.create()
+
+
+def test_a_failed_background_write_is_raised_naming_the_output(tmp_path):
+    """A real disk-full (RLIMIT_FSIZE) in the writer thread surfaces at close(), not silently."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import resource, signal, numpy as np
+        from screamcast.grid import CubedSphereGrid
+        from screamcast.rollout.writer import RolloutWriter
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # get EFBIG instead of dying
+        times = np.datetime64("2020-01-01", "ns") + np.arange(3) * np.timedelta64(1, "h")
+        w = RolloutWriter({str(tmp_path / "o.zarr")!r}, ["u"], {{}}, CubedSphereGrid(64), {{}},
+                          times)
+        w.create()
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+        w.append(times[0], np.random.default_rng(0).normal(size=(1, 6, 64, 64)))
+        try:
+            w.close()
+        except OSError as err:
+            print("RAISED", err)
+        print("complete_steps", w.complete_steps())
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert f"RAISED writing {tmp_path / 'o.zarr'} failed" in run.stdout, run.stdout
+    assert "complete_steps 0" in run.stdout  # the failed step is not counted
