@@ -117,12 +117,12 @@ class Nudger:
         if key not in self._groups:
             m, n = self.map, like.shape[-1]
             as_long = dict(dtype=torch.long, device=like.device)
+            as_like = dict(dtype=like.dtype, device=like.device)
             self._groups[key] = (
                 torch.as_tensor(m.source.ravel(), **as_long),  # (6 n n,) reference point
                 torch.as_tensor(m.group.ravel(), **as_long),  # (6 n n,) group
-                torch.as_tensor(CubedSphereGrid(n).area.ravel(), dtype=like.dtype,
-                                device=like.device),  # fmt: skip
-                torch.as_tensor(m.group_area, dtype=like.dtype, device=like.device),
+                torch.as_tensor(CubedSphereGrid(n).area.ravel(), **as_like),  # (6 n n,) area
+                torch.as_tensor(m.group_area, **as_like),  # (groups,) area
             )
         return self._groups[key]
 

@@ -103,7 +103,9 @@ def test_bad_inputs_fail_before_any_step(tiny_checkpoint, tiny_store, tiny_refer
         err = capsys.readouterr().err
         assert re.search(message, err), (message, err)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "bad_latlon.zarr", "corrupt.pth", "existing.zarr"
+        "bad_latlon.zarr",
+        "corrupt.pth",
+        "existing.zarr",
     ]
     assert (existing / "keep.txt").read_text() == "mine"
 
