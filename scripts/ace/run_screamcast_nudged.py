@@ -23,7 +23,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--checkpoint", help="a training checkpoint (best.pth)")
     p.add_argument("--data", help="store holding the initial condition (and truth, if any)")
-    p.add_argument("--reference", help="store to nudge toward (same or coarser cubed sphere)")
+    p.add_argument("--reference", help="store to nudge toward: a cubed sphere whose face size "
+                   "divides the model's, or a regular (time, lat, lon) grid")  # fmt: skip
     p.add_argument("--output", help="zarr store to write (must not exist)")
     p.add_argument("--start", help="initial time, e.g. 2020-01-13T00:00 (default: first)")
     p.add_argument("--steps", type=int, default=24)
