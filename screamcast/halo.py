@@ -32,7 +32,7 @@ class HaloOperator:
         self.m = layout.tiles_per_side
         self.n_tiles = layout.n_tiles
         as_long = dict(dtype=torch.long, device=self.device)
-        self.ring_pos = torch.as_tensor(layout.ring_positions, **as_long)  # (R,)
+        self.n_ring = int(layout.ring_positions.size)  # R: ring pixels of all 6 faces
         self.ring_idx = torch.as_tensor(layout.ring_sources.T.copy(), **as_long)  # (k, R)
         # The same sources as flat indices into the (6, P, P) extended faces: the cross-face
         # transpose adds straight into the overlap-add's interior, with no extra copy.
@@ -87,8 +87,8 @@ class HaloOperator:
 
         The ring of a face in row-major (``ring_mask``) order is: ``H`` full rows, then ``n``
         rows of ``H`` left and ``H`` right pixels, then ``H`` full rows; four strided copies
-        move it in or out of the extended faces (faster than a gather or scatter on
-        ``ring_pos``). ``ring``: ``(B*C, 6 * R_f)``; ``ext``: ``(B, C, 6, P, P)``.
+        move it in or out of the extended faces (faster than a gather or scatter on the
+        ring's flat positions). ``ring``: ``(B*C, 6 * R_f)``; ``ext``: ``(B, C, 6, P, P)``.
         """
         B, C = ext.shape[:2]
         n, H, P = self.n, self.halo, self.padded
@@ -113,7 +113,7 @@ class HaloOperator:
         ext[..., H : H + n, H : H + n] = x
         if H:
             flat = x.reshape(B * C, 6 * n * n)  # (BC, 6*n*n)
-            shape = (B * C, self.ring_pos.numel())
+            shape = (B * C, self.n_ring)
             ring = self._scratch_buffer("ring", shape, x.dtype)  # (BC, R)
             tmp = self._scratch_buffer("ring_tmp", shape, x.dtype)
             w = self.ring_weights(x.dtype)  # (k, R)
@@ -178,7 +178,7 @@ class HaloOperator:
         interior (the sources never lie in the ring, so nothing read is written).
         """
         B, C = ext.shape[:2]
-        shape = (B * C, self.ring_pos.numel())
+        shape = (B * C, self.n_ring)
         ring = self._scratch_buffer("ring", shape, ext.dtype)  # (BC, R)
         for part, slab in self._ring_slabs(ext, ring):
             part.copy_(slab)

@@ -130,10 +130,10 @@ class Nudger:
         """``x += alpha * (ref[source] - mean_group(x))``; ``ref (V, n_points)``."""
         source, group, area, group_area = self._group_tensors(x)
         for k, c in enumerate(self.index):
-            field = x[c].reshape(-1)  # (6 n n,) view
+            field = x[c].reshape(-1)  # (6 n n,)
             sums = torch.zeros_like(group_area).index_add_(0, group, field * area)
             mean = (sums / group_area)[group]  # (6 n n,)
-            field += self.alpha * (ref[k][source] - mean)
+            x[c] += (self.alpha * (ref[k][source] - mean)).view(x[c].shape)  # (6, n, n)
         return x
 
     def attrs(self) -> dict:
