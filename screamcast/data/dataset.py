@@ -22,7 +22,7 @@ import torch
 import zarr
 from zarr.core.sync import sync
 
-from screamcast.data.forcing import SOLAR_CONSTANT, insolation, position_features
+from screamcast.data.forcing import cos_zenith_from_trig, position_trig
 from screamcast.data.store import StoreError, zarr_store
 from screamcast.grid.cubed_sphere import xyz_to_latlon
 from screamcast.grid.tiling import TileLayout
@@ -46,6 +46,8 @@ class ExtendedFaceGeometry:
         ring = layout.ring_mask
         lat[ring], lon[ring] = xyz_to_latlon(layout.ring_target_xyz())
         self.lat, self.lon = lat, lon
+        self.trig = position_trig(lat, lon)  # 4 x (6, P, P): insolation without per-sample trig
+        self.features = np.stack(self.trig).astype(np.float32)  # (4, 6, P, P) static inputs
         # the gnomonic area formula holds past the face edge too: (P, P), the same on every face
         self.area = layout.grid.face_cell_areas(np.arange(P + 1) - H).astype(np.float32)
 
@@ -57,10 +59,10 @@ class CropPlan:
     face: int
     inner: tuple[slice, slice]  # face-coordinate box read from the crop's own face
     inner_at: tuple[slice, slice]  # where it lands in the crop
-    ring_mask: np.ndarray  # (S, S) True on ring pixels
+    ring_at: np.ndarray  # (Q,) flat positions in the (S, S) crop of its ring pixels
     boxes: tuple[tuple[int, slice, slice], ...]  # (face, ys, xs) of KNN sources
-    box_index: tuple[np.ndarray, ...]  # per box: (Q, k) flat positions into the box, or -1
-    weights: np.ndarray  # (Q, k)
+    box_index: tuple[np.ndarray, ...]  # per box: (Q, k) flat positions into the box (0 if none)
+    box_weights: tuple[np.ndarray, ...]  # per box: (Q, k) the KNN weights, 0 where not its own
 
 
 def plan_crop(geo: ExtendedFaceGeometry, face: int, oy: int, ox: int, size: int) -> CropPlan:
@@ -74,17 +76,18 @@ def plan_crop(geo: ExtendedFaceGeometry, face: int, oy: int, ox: int, size: int)
     mask = rows >= 0
     src = L.ring_sources[rows[mask]]  # (Q, k) flat into (6, n, n)
     sf, sy, sx = src // (n * n), (src // n) % n, src % n
-    boxes, index = [], []
+    weights = L.ring_weights[rows[mask]]  # (Q, k)
+    boxes, index, box_weights = [], [], []
     for g in np.unique(sf):
         sel = sf == g
         ys = slice(int(sy[sel].min()), int(sy[sel].max()) + 1)
         xs = slice(int(sx[sel].min()), int(sx[sel].max()) + 1)
         width = xs.stop - xs.start
         boxes.append((int(g), ys, xs))
-        index.append(np.where(sel, (sy - ys.start) * width + (sx - xs.start), -1))
-    return CropPlan(
-        face, inner, inner_at, mask, tuple(boxes), tuple(index), L.ring_weights[rows[mask]]
-    )
+        index.append(np.where(sel, (sy - ys.start) * width + (sx - xs.start), 0))
+        box_weights.append(np.where(sel, weights, 0.0))
+    ring_at = np.flatnonzero(mask)
+    return CropPlan(face, inner, inner_at, ring_at, tuple(boxes), tuple(index), tuple(box_weights))
 
 
 def assemble(plan: CropPlan, inner: np.ndarray, boxes: list[np.ndarray], size: int) -> np.ndarray:
@@ -93,13 +96,10 @@ def assemble(plan: CropPlan, inner: np.ndarray, boxes: list[np.ndarray], size: i
     out = np.empty((*lead, size, size), dtype=np.float32)
     out[(..., *plan.inner_at)] = inner
     if plan.boxes:
-        ring = np.zeros((*lead, plan.weights.shape[0]), dtype=np.float64)
-        for box, idx in zip(boxes, plan.box_index, strict=True):
-            flat = box.reshape(*lead, -1)
-            hit = idx >= 0  # (Q, k)
-            vals = flat[..., np.where(hit, idx, 0)]  # (..., Q, k)
-            ring += (vals * np.where(hit, plan.weights, 0.0)).sum(-1)
-        out[..., plan.ring_mask] = ring
+        ring = np.zeros((*lead, plan.ring_at.size), dtype=np.float64)
+        for box, idx, w in zip(boxes, plan.box_index, plan.box_weights, strict=True):
+            ring += (box.reshape(*lead, -1)[..., idx] * w).sum(-1)  # (..., Q, k) -> (..., Q)
+        out.reshape(*lead, size * size)[..., plan.ring_at] = ring
     return out
 
 
@@ -173,11 +173,9 @@ class CropDataset(torch.utils.data.Dataset):
 
     def draw(self, index: int) -> tuple[int, int, int, int]:
         rng = np.random.default_rng((self.seed, 0 if self.fixed else self.epoch, index))
-        t = int(rng.integers(self.t_lo, self.t_hi))
-        f = int(rng.integers(6))
-        P = self.layout.padded
-        oy, ox = (int(v) for v in rng.integers(0, P - self.crop + 1, size=2))
-        return t, f, oy, ox
+        span = self.layout.padded - self.crop + 1
+        t, f, oy, ox = rng.integers([self.t_lo, 0, 0, 0], [self.t_hi, 6, span, span])
+        return int(t), int(f), int(oy), int(ox)
 
     def read(self, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
         """Every variable's crop: time-dependent ones as ``(k + 1, S, S)``, static ``(S, S)``."""
@@ -201,13 +199,19 @@ class CropDataset(torch.utils.data.Dataset):
             parts = iter([arrays[v][sel] for v in names for sel in selections(v)])
         else:
             parts = iter(sync(fetch()))
+        reads = {v: [next(parts) for _ in range(1 + len(plan.boxes))] for v in names}
         out = {}
-        for var in names:
-            inner = next(parts)
-            boxes = [next(parts) for _ in plan.boxes]
-            out[var] = assemble(plan, inner, boxes, self.crop)
-            if not np.isfinite(out[var]).all():
-                self._report_non_finite(var, out[var], t, face, oy, ox)
+        # one assembly for the time-dependent variables together, one for the static ones
+        for group in (self.prognostic + self.diagnostic, self.static):
+            if not group:
+                continue
+            inner, *boxes = (np.stack(p) for p in zip(*(reads[v] for v in group), strict=True))
+            crops = assemble(plan, inner, boxes, self.crop)  # (V, [k + 1,] S, S)
+            if not np.isfinite(crops).all():
+                for var, crop in zip(group, crops, strict=True):
+                    if not np.isfinite(crop).all():
+                        self._report_non_finite(var, crop, t, face, oy, ox)
+            out |= dict(zip(group, crops, strict=True))
         return out
 
     def _report_non_finite(self, var, crop, t, face, oy, ox) -> None:
@@ -226,9 +230,10 @@ class CropDataset(torch.utils.data.Dataset):
         t, face, oy, ox = self.draw(index)
         crops = self.read(t, face, oy, ox)
         win = (face, slice(oy, oy + self.crop), slice(ox, ox + self.crop))
-        lat, lon = self.geo.lat[win], self.geo.lon[win]
-        sun = insolation(self.times[t : t + self.steps + 1], lat, lon) / SOLAR_CONSTANT
-        static = [crops[v][None] for v in self.static] + [position_features(lat, lon)]
+        trig = (a[win] for a in self.geo.trig)
+        cz = cos_zenith_from_trig(self.times[t : t + self.steps + 1], *trig)
+        sun = np.maximum(0.0, cz)  # insolation / S0, (k + 1, S, S)
+        static = [crops[v][None] for v in self.static] + [self.geo.features[(slice(None), *win)]]
         state = np.stack([crops[v][0] for v in self.prognostic])  # (C, S, S)
         target = np.stack([crops[v][1:] for v in self.prognostic + self.diagnostic], axis=1)
         area = self.geo.area[win[1:]]  # same on every face

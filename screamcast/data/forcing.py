@@ -23,19 +23,28 @@ def _day_of_year_and_utc_hours(time: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return doy, hours
 
 
+def position_trig(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``sin(lat), cos(lat), sin(lon), cos(lon)`` (degrees in): computed once per grid."""
+    phi, lam = np.radians(lat), np.radians(lon)
+    return np.sin(phi), np.cos(phi), np.sin(lam), np.cos(lam)
+
+
 def cos_zenith(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     """Cosine of the solar zenith angle; ``time`` ``(T,)`` datetime64, lat/lon in degrees.
 
     Returns ``(T, *lat.shape)``.
     """
+    return cos_zenith_from_trig(time, *position_trig(lat, lon))
+
+
+def cos_zenith_from_trig(time: np.ndarray, sin_lat, cos_lat, sin_lon, cos_lon) -> np.ndarray:
+    """:func:`cos_zenith` from :func:`position_trig` of the points (no trig per pixel)."""
     doy, hours = _day_of_year_and_utc_hours(np.atleast_1d(time))
     decl = np.radians(23.44) * np.sin(2 * np.pi * (doy - 81.0) / 365.0)  # (T,)
-    phi, lam = np.radians(lat)[None], np.radians(lon)[None]
-    expand = (slice(None),) + (None,) * np.ndim(lat)
-    hour_angle = 2 * np.pi * hours[expand] / 24.0 + lam - np.pi  # (T, ...)
-    return np.sin(phi) * np.sin(decl[expand]) + np.cos(phi) * np.cos(decl[expand]) * np.cos(
-        hour_angle
-    )
+    expand = (slice(None),) + (None,) * np.ndim(sin_lat)
+    a = 2 * np.pi * hours / 24.0 - np.pi  # (T,): the hour angle is a + lon
+    cos_hour_angle = np.cos(a)[expand] * cos_lon - np.sin(a)[expand] * sin_lon  # (T, ...)
+    return sin_lat * np.sin(decl)[expand] + cos_lat * np.cos(decl)[expand] * cos_hour_angle
 
 
 def insolation(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
@@ -45,5 +54,4 @@ def insolation(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray
 
 def position_features(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     """``(4, *lat.shape)``: sin/cos of latitude and longitude, static inputs of the network."""
-    phi, lam = np.radians(lat), np.radians(lon)
-    return np.stack([np.sin(phi), np.cos(phi), np.sin(lam), np.cos(lam)]).astype(np.float32)
+    return np.stack(position_trig(lat, lon)).astype(np.float32)

@@ -167,7 +167,9 @@ def train(cfg: TrainConfig) -> Path:
     bar = _progress(fabric, cfg, step)
     with cio.PreemptionFlag() as flag:
         t0, seen0 = time.perf_counter(), samples
+        t_fetch = t0
         for batch in loader:
+            data_ms = 1e3 * (time.perf_counter() - t_fetch)  # the step waited this for its batch
             pipeline.train()
             loss, _ = rollout_loss(pipeline, batch, d.halo if cfg.rollout_steps > 1 else 0)
             optimizer.zero_grad(set_to_none=True)
@@ -180,7 +182,7 @@ def train(cfg: TrainConfig) -> Path:
             samples += G
             mean_loss = float(fabric.all_reduce(loss.detach(), reduce_op="mean"))
             row = {"step": step, "samples": samples, "lr": scheduler.get_last_lr()[0]}
-            row["train_loss"] = mean_loss
+            row["train_loss"], row["data_ms"] = mean_loss, data_ms
             if step % cfg.valid_every == 0 or step == cfg.steps:
                 row["valid_loss"] = validate(fabric, pipeline, valid_loader)
             is_best = row.get("valid_loss", float("inf")) < best
@@ -208,6 +210,7 @@ def train(cfg: TrainConfig) -> Path:
             if stop:
                 fabric.print(f"signal {flag.signum}: saved latest.pth at step {step}, exiting")
                 break
+            t_fetch = time.perf_counter()
     if bar is not None:
         bar.close()
     return run_dir
@@ -232,13 +235,17 @@ class _MetricsLog:
     """``metrics.csv`` (appended across resumes) and, when tensorboard is installed, event
     files in ``run_dir/tensorboard``. Rank 0 only."""
 
-    FIELDS = ["step", "samples", "lr", "train_loss", "valid_loss", "images_per_s"]
+    FIELDS = ["step", "samples", "lr", "train_loss", "valid_loss", "images_per_s", "data_ms"]
 
     def __init__(self, path: Path, enabled: bool):
         self.path, self.enabled, self.tb = path, enabled, None
+        self.fields = self.FIELDS
         if enabled and not path.exists():
             with open(path, "w", newline="") as f:
                 csv.DictWriter(f, self.FIELDS).writeheader()
+        elif enabled:  # a resumed run keeps the columns its file already has
+            with open(path, newline="") as f:
+                self.fields = next(csv.reader(f), None) or self.FIELDS
         if enabled:
             try:
                 from torch.utils.tensorboard import SummaryWriter
@@ -250,7 +257,7 @@ class _MetricsLog:
     def write(self, row: dict) -> None:
         if self.enabled:
             with open(self.path, "a", newline="") as f:
-                csv.DictWriter(f, self.FIELDS).writerow(row)
+                csv.DictWriter(f, self.fields, extrasaction="ignore").writerow(row)
             if self.tb is not None:
                 for key, value in row.items():
                     if key != "step":

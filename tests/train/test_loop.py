@@ -48,6 +48,7 @@ def test_training_launch(tiny_store, tmp_path):
     log = rows(run)
     assert [int(r["step"]) for r in log] == [1, 2, 3, 4, 5, 6]
     assert log[2]["valid_loss"] and log[5]["valid_loss"] and float(log[-1]["images_per_s"]) > 0
+    assert all(0.0 <= float(r["data_ms"]) < 60_000 for r in log)  # each step's wait for data
     ckpt = torch.load(run / "latest.pth", weights_only=True)
     assert ckpt["step"] == 6 and ckpt["samples_seen"] == 12
     assert ckpt["grid"] == {"n": 16, "tile": 8, "halo": 4}
@@ -160,3 +161,16 @@ def test_trained_model_beats_persistence(tiny_store, tmp_path):
         dict(zip(cfg.data.prognostic, ratio.round(3), strict=True)),
     )
     assert np.mean(ratio) < 0.9, ratio
+
+
+def test_metrics_log_keeps_the_columns_of_a_resumed_file(tmp_path):
+    """A run started by an older version (no data_ms column) is appended to in its own columns."""
+    from screamcast.train.loop import _MetricsLog
+
+    path = tmp_path / "metrics.csv"
+    path.write_text("step,samples,lr,train_loss,valid_loss,images_per_s\n1,2,0.1,0.5,,3.0\n")
+    log = _MetricsLog(path, enabled=True)
+    log.write({"step": 2, "samples": 4, "lr": 0.1, "train_loss": 0.4, "images_per_s": 3.5,
+               "data_ms": 1.5})  # fmt: skip
+    assert rows(tmp_path)[-1] == {"step": "2", "samples": "4", "lr": "0.1", "train_loss": "0.4",
+                                  "valid_loss": "", "images_per_s": "3.5"}  # fmt: skip
