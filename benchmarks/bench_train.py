@@ -34,39 +34,60 @@ from screamcast.train.loss import rollout_loss
 def run(quick: bool = False):
     register()
     tmp = Path(tempfile.mkdtemp(prefix="bench-train-"))
-    steps = 20 if quick else 60
+    seg = 10 if quick else 30  # steps per training segment; 3 segments, resumed
     try:
         write_store(tmp / "d.zarr", 48, days=3, step_hours=1)
         overrides = ["experiment=demo", f"data.url={tmp / 'd.zarr'}", f"run_dir={tmp / 'run'}",
-                     f"steps={steps}", f"valid_every={steps}", f"checkpoint_every={steps}",
-                     f"log_every={steps // 6}", "progress=false", "data.train_range=[0,-12]",
-                     "data.valid_range=[-12,0]", "data.valid_samples=8"]  # fmt: skip
+                     f"valid_every={10 * seg}", f"checkpoint_every={seg}", "log_every=5",
+                     "progress=false", "data.train_range=[0,-12]", "data.valid_range=[-12,0]",
+                     "data.valid_samples=8"]  # fmt: skip
         with initialize_config_dir(str(ROOT / "configs"), version_base="1.3"):
-            cfg = compose("train", overrides=overrides)
-        bare = _bare_steps(cfg, steps)  # the baseline before and after the loop: drift cancels
-        train(cfg)
-        bare += _bare_steps(cfg, steps)
+            cfgs = [compose("train", overrides=[*overrides, f"steps={(i + 1) * seg}"])
+                    for i in range(3)]  # fmt: skip
+        bare_step = _bare_step_fn(cfgs[0])
+        bare, loop_s, loop_steps = _timed(bare_step, seg), 0.0, 0
+        for i, cfg in enumerate(cfgs):  # loop and baseline alternate: the machine's drift cancels
+            train(cfg)  # resumes the previous segment's latest.pth
+            bare += _timed(bare_step, seg)
+            s, ds = _segment(tmp / "run" / "metrics.csv", i * seg, (i + 1) * seg)
+            loop_s, loop_steps = loop_s + s, loop_steps + ds
         with open(tmp / "run" / "metrics.csv") as f:
-            log = list(csv.DictReader(f))
-        # images_per_s is cumulative from the first step: the last logged step before the final
-        # one (which also validates) minus the first logged step after a warm-up
-        t_of = {int(r["step"]): int(r["samples"]) / float(r["images_per_s"]) for r in log}
-        lo = min(s for s in t_of if s >= steps // 4)
-        hi = max(s for s in t_of if s < steps)
-        loop_step = (t_of[hi] - t_of[lo]) / (hi - lo)
-        bare_step = float(np.median(bare))
-        data_ms = float(np.median([float(r["data_ms"]) for r in log if int(r["step"]) >= lo]))
+            data_ms = float(np.median([float(r["data_ms"]) for r in csv.DictReader(f)]))
     finally:
         shutil.rmtree(tmp)
-    batch = cfg.data.batch_size
-    result = Result("train", f"loop_vs_bare[crop{cfg.data.crop}_b{batch}]", loop_step, bare_step,
-                    1.15, "model fwd+bwd+step")  # fmt: skip
-    context = {"steps": steps, "threads": torch.get_num_threads(), "loop_data_wait_ms": data_ms}
+    d = cfgs[0].data
+    result = Result("train", f"loop_vs_bare[crop{d.crop}_b{d.batch_size}]", loop_s / loop_steps,
+                    float(np.median(bare)), 1.15, "model fwd+bwd+step")  # fmt: skip
+    context = {"steps": 3 * seg, "threads": torch.get_num_threads(), "loop_data_wait_ms": data_ms}
     return [result], context
 
 
-def _bare_steps(cfg, steps: int) -> list[float]:
-    """Seconds of forward + backward + AdamW step on one fixed batch, after a warm-up."""
+def _segment(metrics: Path, first: int, last: int) -> tuple[float, int]:
+    """Seconds and steps of one ``train()`` call, between its first logged step after a
+    warm-up and its last logged step before the final one (which writes a checkpoint).
+    ``images_per_s`` counts from the call's first step: elapsed = new samples / rate."""
+    with open(metrics) as f:
+        rows = [r for r in csv.DictReader(f) if first < int(r["step"]) <= last]
+    per_step = int(rows[0]["samples"]) // int(rows[0]["step"])  # the global batch
+    seen0 = first * per_step  # samples before this call
+    elapsed = {int(r["step"]): (int(r["samples"]) - seen0) / float(r["images_per_s"]) for r in rows}
+    lo = min(s for s in elapsed if s >= first + (last - first) // 4)
+    hi = max(s for s in elapsed if s < last)
+    return elapsed[hi] - elapsed[lo], hi - lo
+
+
+def _timed(fn, steps: int) -> list[float]:
+    """Seconds of ``steps`` calls of ``fn`` after a quarter of them as warm-up."""
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times[steps // 4 :]
+
+
+def _bare_step_fn(cfg):
+    """Forward + backward + clipping + AdamW step of the pipeline on one fixed batch."""
     import xarray as xr
 
     from screamcast.data.dataset import CropDataset
@@ -81,14 +102,13 @@ def _bare_steps(cfg, steps: int) -> list[float]:
                        d.diagnostic, d.static, crop=d.crop, steps=1, samples=d.batch_size,
                        in_memory=True)  # fmt: skip
     batch = next(iter(torch.utils.data.DataLoader(data, batch_size=d.batch_size)))
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
+
+    def step() -> None:
         loss, _ = rollout_loss(pipeline, batch, 0)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if cfg.optim.grad_clip:  # the optimizer work the configuration asks for, as in the loop
             torch.nn.utils.clip_grad_norm_(pipeline.parameters(), cfg.optim.grad_clip)
         optimizer.step()
-        times.append(time.perf_counter() - t0)
-    return times[steps // 4 :]
+
+    return step

@@ -164,8 +164,10 @@ class CropDataset(torch.utils.data.Dataset):
         if self._pid != os.getpid():
             group = zarr.open_group(zarr_store(self.url, self.storage_options), mode="r")
             names = self.prognostic + self.diagnostic + self.static
-            if self.in_memory:  # small stores: one read, then numpy slicing
-                self._arrays = {v: group[v][...] for v in names}
+            if self.in_memory:  # small stores: one read per group, then numpy slicing
+                self._arrays = {
+                    tuple(g): np.stack([group[v][...] for v in g]) for g, _ in self._groups()
+                }  # {variables: (V, [time,] 6, n, n)}
             else:
                 self._arrays = {v: group[v].async_array for v in names}
             self._pid = os.getpid()
@@ -177,35 +179,41 @@ class CropDataset(torch.utils.data.Dataset):
         t, f, oy, ox = rng.integers([self.t_lo, 0, 0, 0], [self.t_hi, 6, span, span])
         return int(t), int(f), int(oy), int(ox)
 
+    def _groups(self) -> list[tuple[list[str], bool]]:
+        """(variables, static?): the time-dependent ones and the static ones, each assembled at
+        once; empty groups left out."""
+        groups = [(self.prognostic + self.diagnostic, False), (self.static, True)]
+        return [(g, static) for g, static in groups if g]
+
     def read(self, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
         """Every variable's crop: time-dependent ones as ``(k + 1, S, S)``, static ``(S, S)``."""
         arrays = self._open()
         plan = plan_crop(self.geo, face, oy, ox, self.crop)
         tsel = slice(t, t + self.steps + 1)
 
-        def selections(var: str):
-            lead = () if var in self.static else (tsel,)
+        def selections(static: bool):
+            lead = () if static else (tsel,)
             yield (*lead, face, *plan.inner)
             for g, ys, xs in plan.boxes:
                 yield (*lead, g, ys, xs)
 
-        names = self.prognostic + self.diagnostic + self.static
-
-        async def fetch():
-            reads = (arrays[v].getitem(sel) for v in names for sel in selections(v))
-            return await asyncio.gather(*reads)
-
+        groups = self._groups()
+        nb = 1 + len(plan.boxes)  # the inner box and each neighbour box
         if self.in_memory:
-            parts = iter([arrays[v][sel] for v in names for sel in selections(v)])
+            reads = [[arrays[tuple(g)][(slice(None), *sel)] for sel in selections(static)]
+                     for g, static in groups]  # fmt: skip
         else:
-            parts = iter(sync(fetch()))
-        reads = {v: [next(parts) for _ in range(1 + len(plan.boxes))] for v in names}
+
+            async def fetch():  # every read of the sample in flight at once
+                sels = ((v, sel) for g, static in groups for v in g for sel in selections(static))
+                return await asyncio.gather(*(arrays[v].getitem(sel) for v, sel in sels))
+
+            parts, reads = sync(fetch()), []
+            for g, _ in groups:  # variable-major parts -> per box, (V, [k + 1,] h, w)
+                mine, parts = parts[: len(g) * nb], parts[len(g) * nb :]
+                reads.append([np.stack(mine[i::nb]) for i in range(nb)])
         out = {}
-        # one assembly for the time-dependent variables together, one for the static ones
-        for group in (self.prognostic + self.diagnostic, self.static):
-            if not group:
-                continue
-            inner, *boxes = (np.stack(p) for p in zip(*(reads[v] for v in group), strict=True))
+        for (group, _), (inner, *boxes) in zip(groups, reads, strict=True):
             crops = assemble(plan, inner, boxes, self.crop)  # (V, [k + 1,] S, S)
             if not np.isfinite(crops).all():
                 for var, crop in zip(group, crops, strict=True):
