@@ -3,11 +3,11 @@
 """Optimizer steps per second of the full training loop against the bare model.
 
 The candidate is ``train()`` itself (data loading from an in-memory store, halo crops, loss,
-AdamW, logging every 10 steps as the demo does); its step time is read from the loop's own
-``images_per_s`` after a warm-up, so start-up, validation and checkpoint writes are excluded.
-The baseline is forward + backward + gradient clipping (the configuration's) + AdamW step of
-the same pipeline on one fixed batch, in the same process, timed before and after the loop
-(their median: the machine's drift over the run cancels).
+clipping, AdamW, logging every 5 steps: twice the demo's rate); its step time is read from
+the loop's own ``images_per_s`` after a warm-up inside each of 3 resumed segments, so
+start-up, validation and checkpoint writes are excluded. The baseline is forward + backward +
+gradient clipping (the configuration's) + AdamW step of the same pipeline on one fixed batch,
+timed before, between and after the segments (their median: the machine's drift cancels).
 Target: loop overhead <= 15% (time ratio <= 1.15).
 """
 
