@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -46,10 +47,15 @@ class ExtendedFaceGeometry:
         ring = layout.ring_mask
         lat[ring], lon[ring] = xyz_to_latlon(layout.ring_target_xyz())
         self.lat, self.lon = lat, lon
-        self.trig = position_trig(lat, lon)  # 4 x (6, P, P): insolation without per-sample trig
-        self.features = np.stack(self.trig).astype(np.float32)  # (4, 6, P, P) static inputs
         # the gnomonic area formula holds past the face edge too: (P, P), the same on every face
         self.area = layout.grid.face_cell_areas(np.arange(P + 1) - H).astype(np.float32)
+
+    @cached_property
+    def trig(self) -> np.ndarray:
+        """``(4, 6, P, P)`` float32 sin/cos of lat and lon: the network's position features and
+        the insolation's inputs without per-crop trigonometry (16 bytes per pixel, built on
+        first use: only training crops need it)."""
+        return np.stack(position_trig(self.lat, self.lon)).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -238,10 +244,10 @@ class CropDataset(torch.utils.data.Dataset):
         t, face, oy, ox = self.draw(index)
         crops = self.read(t, face, oy, ox)
         win = (face, slice(oy, oy + self.crop), slice(ox, ox + self.crop))
-        trig = (a[win] for a in self.geo.trig)
-        cz = cos_zenith_from_trig(self.times[t : t + self.steps + 1], *trig)
+        trig = self.geo.trig[(slice(None), *win)]  # (4, S, S): sin/cos lat, sin/cos lon
+        cz = cos_zenith_from_trig(self.times[t : t + self.steps + 1], *trig.astype(np.float64))
         sun = np.maximum(0.0, cz)  # insolation / S0, (k + 1, S, S)
-        static = [crops[v][None] for v in self.static] + [self.geo.features[(slice(None), *win)]]
+        static = [crops[v][None] for v in self.static] + [trig]
         state = np.stack([crops[v][0] for v in self.prognostic])  # (C, S, S)
         target = np.stack([crops[v][1:] for v in self.prognostic + self.diagnostic], axis=1)
         area = self.geo.area[win[1:]]  # same on every face
