@@ -171,9 +171,13 @@ class CropDataset(torch.utils.data.Dataset):
             group = zarr.open_group(zarr_store(self.url, self.storage_options), mode="r")
             names = self.prognostic + self.diagnostic + self.static
             if self.in_memory:  # small stores: one read per group, then numpy slicing
-                self._arrays = {
-                    tuple(g): np.stack([group[v][...] for v in g]) for g, _ in self._groups()
-                }  # {variables: (V, [time,] 6, n, n)}
+                self._arrays = {}  # {variables: (V, [time,] 6, n, n)}
+                for g, _ in self._groups():
+                    dtype = np.result_type(*(group[v].dtype for v in g))
+                    stacked = np.empty((len(g), *group[g[0]].shape), dtype=dtype)
+                    for i, v in enumerate(g):  # filled in place: no second copy of the store
+                        stacked[i] = group[v][...]
+                    self._arrays[tuple(g)] = stacked
             else:
                 self._arrays = {v: group[v].async_array for v in names}
             self._pid = os.getpid()

@@ -50,7 +50,8 @@ class Nudger:
         self.factor = 1
         if "lat" in reference.dims and "lon" in reference.dims:  # a regular lat-lon grid
             lat, lon = latlon_points(reference["lat"].values, reference["lon"].values)
-            self.map = nearest_map(CubedSphereGrid(n), lat, lon)
+            self._grid = CubedSphereGrid(n)  # its cell areas weight the group means too
+            self.map = nearest_map(self._grid, lat, lon)
             self._groups: dict[tuple, tuple[torch.Tensor, ...]] = {}
         else:
             n_ref = reference.sizes["y"]
@@ -115,13 +116,13 @@ class Nudger:
     def _group_tensors(self, like: torch.Tensor) -> tuple[torch.Tensor, ...]:
         key = (like.device, like.dtype)
         if key not in self._groups:
-            m, n = self.map, like.shape[-1]
+            m = self.map
             as_long = dict(dtype=torch.long, device=like.device)
             as_like = dict(dtype=like.dtype, device=like.device)
             self._groups[key] = (
                 torch.as_tensor(m.source.ravel(), **as_long),  # (6 n n,) reference point
                 torch.as_tensor(m.group.ravel(), **as_long),  # (6 n n,) group
-                torch.as_tensor(CubedSphereGrid(n).area.ravel(), **as_like),  # (6 n n,) area
+                torch.as_tensor(self._grid.area.ravel(), **as_like),  # (6 n n,) area
                 torch.as_tensor(m.group_area, **as_like),  # (groups,) area
             )
         return self._groups[key]
