@@ -31,7 +31,7 @@ class DataConfig:
     valid_samples: int = 32
     batch_size: int = 8
     num_workers: int = 0
-    in_memory: bool = False  # load the store into RAM once per process (small stores)
+    in_memory: bool = False  # extended faces of the time range in RAM, per process (small stores)
 
 
 @dataclass

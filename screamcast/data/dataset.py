@@ -1,21 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""Training samples: crops with halo of the extended faces, read chunk by chunk from zarr.
+"""Training samples: crops with halo of the extended faces, read from a cubed-sphere store.
 
 A crop is an ``S x S`` window of one *extended face* (the face plus the ring of width ``halo``
 that :class:`~screamcast.halo.HaloOperator` builds), so crops near an edge carry the same KNN
-halo values the rollout's tiles see. Only the chunks a crop touches are read: the window's
-part of its own face, and for ring pixels the bounding box of their KNN sources on each
-neighbour face. All reads of a sample (every variable, every time) are issued concurrently
-through zarr's async API, which matters on S3.
+halo values the rollout's tiles see. Lazily (large stores, S3) only the chunks a crop touches
+are read (:mod:`screamcast.data.crops`), all reads of a sample at once through zarr's async
+API; in memory (small stores) the extended faces are built once and a crop is a
+slice. Samples are made a batch at a time (``__getitems__``, which the DataLoader calls).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -23,90 +21,12 @@ import torch
 import zarr
 from zarr.core.sync import sync
 
-from screamcast.data.forcing import cos_zenith_from_trig, position_trig
+from screamcast.data.crops import ExtendedFaceGeometry, assemble, plan_crop
+from screamcast.data.forcing import cos_zenith_broadcast
 from screamcast.data.store import StoreError, zarr_store
-from screamcast.grid.cubed_sphere import xyz_to_latlon
 from screamcast.grid.tiling import TileLayout
 
-
-class ExtendedFaceGeometry:
-    """Per extended-face pixel: ring row (or -1), lat/lon and exact area. Computed once."""
-
-    def __init__(self, layout: TileLayout):
-        self.layout = layout
-        n, H, P = layout.n, layout.halo, layout.padded
-        self.ring_row = np.full(6 * P * P, -1, dtype=np.int64)
-        self.ring_row[layout.ring_positions] = np.arange(layout.ring_positions.size)
-        self.ring_row = self.ring_row.reshape(6, P, P)
-        lat = np.empty((6, P, P))
-        lon = np.empty((6, P, P))
-        lat[:, H : H + n, H : H + n], lon[:, H : H + n, H : H + n] = (
-            layout.grid.lat,
-            layout.grid.lon,
-        )
-        ring = layout.ring_mask
-        lat[ring], lon[ring] = xyz_to_latlon(layout.ring_target_xyz())
-        self.lat, self.lon = lat, lon
-        # the gnomonic area formula holds past the face edge too: (P, P), the same on every face
-        self.area = layout.grid.face_cell_areas(np.arange(P + 1) - H).astype(np.float32)
-
-    @cached_property
-    def trig(self) -> np.ndarray:
-        """``(4, 6, P, P)`` float32 sin/cos of lat and lon: the network's position features and
-        the insolation's inputs without per-crop trigonometry (16 bytes per pixel, built on
-        first use: only training crops need it)."""
-        return np.stack(position_trig(self.lat, self.lon)).astype(np.float32)
-
-
-@dataclass(frozen=True)
-class CropPlan:
-    """What to read for one window: its own face's box, and per neighbour face a box + gather."""
-
-    face: int
-    inner: tuple[slice, slice]  # face-coordinate box read from the crop's own face
-    inner_at: tuple[slice, slice]  # where it lands in the crop
-    ring_at: np.ndarray  # (Q,) flat positions in the (S, S) crop of its ring pixels
-    boxes: tuple[tuple[int, slice, slice], ...]  # (face, ys, xs) of KNN sources
-    box_index: tuple[np.ndarray, ...]  # per box: (Q, k) flat positions into the box (0 if none)
-    box_weights: tuple[np.ndarray, ...]  # per box: (Q, k) the KNN weights, 0 where not its own
-
-
-def plan_crop(geo: ExtendedFaceGeometry, face: int, oy: int, ox: int, size: int) -> CropPlan:
-    L = geo.layout
-    n, H = L.n, L.halo
-    y0, y1 = max(oy - H, 0), min(oy + size - H, n)
-    x0, x1 = max(ox - H, 0), min(ox + size - H, n)
-    inner = (slice(y0, y1), slice(x0, x1))
-    inner_at = (slice(y0 + H - oy, y1 + H - oy), slice(x0 + H - ox, x1 + H - ox))
-    rows = geo.ring_row[face, oy : oy + size, ox : ox + size]  # (S, S)
-    mask = rows >= 0
-    src = L.ring_sources[rows[mask]]  # (Q, k) flat into (6, n, n)
-    sf, sy, sx = src // (n * n), (src // n) % n, src % n
-    weights = L.ring_weights[rows[mask]]  # (Q, k)
-    boxes, index, box_weights = [], [], []
-    for g in np.unique(sf):
-        sel = sf == g
-        ys = slice(int(sy[sel].min()), int(sy[sel].max()) + 1)
-        xs = slice(int(sx[sel].min()), int(sx[sel].max()) + 1)
-        width = xs.stop - xs.start
-        boxes.append((int(g), ys, xs))
-        index.append(np.where(sel, (sy - ys.start) * width + (sx - xs.start), 0))
-        box_weights.append(np.where(sel, weights, 0.0))
-    ring_at = np.flatnonzero(mask)
-    return CropPlan(face, inner, inner_at, ring_at, tuple(boxes), tuple(index), tuple(box_weights))
-
-
-def assemble(plan: CropPlan, inner: np.ndarray, boxes: list[np.ndarray], size: int) -> np.ndarray:
-    """Fill a ``(..., S, S)`` crop from the inner box and the neighbour boxes of ``plan``."""
-    lead = inner.shape[:-2]
-    out = np.empty((*lead, size, size), dtype=np.float32)
-    out[(..., *plan.inner_at)] = inner
-    if plan.boxes:
-        ring = np.zeros((*lead, plan.ring_at.size), dtype=np.float64)
-        for box, idx, w in zip(boxes, plan.box_index, plan.box_weights, strict=True):
-            ring += (box.reshape(*lead, -1)[..., idx] * w).sum(-1)  # (..., Q, k) -> (..., Q)
-        out.reshape(*lead, size * size)[..., plan.ring_at] = ring
-    return out
+DRAW_BLOCK = 256  # sample origins drawn per random generator
 
 
 class CropDataset(torch.utils.data.Dataset):
@@ -114,7 +34,8 @@ class CropDataset(torch.utils.data.Dataset):
 
     Sample ``i`` of epoch ``e`` is drawn from ``np.random.default_rng((seed, e, i))``: the same
     on every rank and worker, whatever the order. ``fixed=True`` ignores the epoch (validation).
-    ``in_memory=True`` loads the variables once per process (for stores that fit in RAM).
+    ``in_memory=True`` builds the extended faces of the time range once per process (for
+    stores that fit in RAM, ``(P / n)^2`` times over): a crop is then a slice.
     Each item is a dict of float32 tensors: ``state (C, S, S)`` at t, ``target (k, C + D, S,
     S)`` at t+1..t+k, ``forcing (k + 1, 1, S, S)`` insolation / S0 at t..t+k, ``static (F, S,
     S)``, ``area (S, S)``; plus ``time``, ``face``, ``oy``, ``ox`` for bookkeeping.
@@ -150,6 +71,7 @@ class CropDataset(torch.utils.data.Dataset):
         self.storage_options, self.in_memory = storage_options, in_memory
         self.geo = ExtendedFaceGeometry(layout)
         self._pid: int | None = None
+        self._draws: dict[tuple[int, int], list] = {}
         self._arrays: dict[str, Any] = {}
         if times is None:
             times = _decode_time(zarr.open_group(zarr_store(url, storage_options), mode="r"))
@@ -169,25 +91,60 @@ class CropDataset(torch.utils.data.Dataset):
         """Open the arrays once per process (s3fs and zarr's loop do not survive a fork)."""
         if self._pid != os.getpid():
             group = zarr.open_group(zarr_store(self.url, self.storage_options), mode="r")
-            names = self.prognostic + self.diagnostic + self.static
-            if self.in_memory:  # small stores: one read per group, then numpy slicing
-                self._arrays = {}  # {variables: (V, [time,] 6, n, n)}
-                for g, _ in self._groups():
-                    dtype = np.result_type(*(group[v].dtype for v in g))
-                    stacked = np.empty((len(g), *group[g[0]].shape), dtype=dtype)
-                    for i, v in enumerate(g):  # filled in place: no second copy of the store
-                        stacked[i] = group[v][...]
-                    self._arrays[tuple(g)] = stacked
+            if self.in_memory:  # {variables: (V, [time,] 6, P, P)} extended faces, see below
+                self._arrays = {tuple(g): self._load_extended(group, g, static)
+                                for g, static in self._groups()}  # fmt: skip
             else:
+                names = self.prognostic + self.diagnostic + self.static
                 self._arrays = {v: group[v].async_array for v in names}
             self._pid = os.getpid()
         return self._arrays
 
+    def _load_extended(self, group: Any, names: list[str], static: bool) -> np.ndarray:
+        """Small stores: the extended faces of the dataset's time range, built once per process,
+        so that a crop is a slice. ``(V, [T,] 6, P, P)`` float32: ``(P / n)^2`` times the
+        raw variables in memory. Ring values are the same float64 sums :func:`assemble`
+        makes (lazy and in-memory crops are equal bit for bit). Non-finite values are
+        reported here, by variable, time and face pixel."""
+        L = self.layout
+        n, H, P = L.n, L.halo, L.padded
+        times = () if static else (slice(self.t_lo, self.t_hi + self.steps),)
+        T = () if static else (self.t_hi + self.steps - self.t_lo,)
+        ext = np.empty((len(names), *T, 6, P, P), dtype=np.float32)
+        src, w = L.ring_sources, L.ring_weights  # (R, k) flat into (6, n, n); (R, k)
+        for i, v in enumerate(names):
+            raw = group[v][times]  # ([T,] 6, n, n), one read of the range
+            self._check_finite(v, raw, static)
+            ext[i, ..., H : H + n, H : H + n] = raw
+            flat_in = raw.reshape(-1, 6 * n * n)  # (T or 1, 6 n n)
+            flat_out = ext[i].reshape(-1, 6 * P * P)  # a view: (T or 1, 6 P P)
+            for t in range(len(flat_in)):  # one time at a time: small float64 temporaries
+                flat_out[t, L.ring_positions] = (flat_in[t][src] * w).sum(-1)  # (R, k) -> (R,)
+        return ext
+
+    def _check_finite(self, var: str, raw: np.ndarray, static: bool) -> None:
+        finite = np.isfinite(raw)
+        if not finite.all():
+            where = np.argwhere(~finite)[0]
+            t = None if static else self.t_lo + int(where[0])
+            when = "" if t is None else f" at time index {t} ({self.times[t]})"
+            f, y, x = (int(i) for i in where[-3:])
+            raise StoreError(
+                f"store {self.url}: non-finite value in '{var}'{when}, face {f}, "
+                f"face pixel (y={y}, x={x})"
+            )
+
     def draw(self, index: int) -> tuple[int, int, int, int]:
-        rng = np.random.default_rng((self.seed, 0 if self.fixed else self.epoch, index))
-        span = self.layout.padded - self.crop + 1
-        t, f, oy, ox = rng.integers([self.t_lo, 0, 0, 0], [self.t_hi, 6, span, span])
-        return int(t), int(f), int(oy), int(ox)
+        """``(time, face, oy, ox)`` of sample ``index``: drawn for blocks of ``DRAW_BLOCK``
+        indices at once, from ``default_rng((seed, epoch, block))``."""
+        key = (0 if self.fixed else self.epoch, index // DRAW_BLOCK)
+        if key not in self._draws:
+            span = self.layout.padded - self.crop + 1
+            rng = np.random.default_rng((self.seed, *key))
+            block = rng.integers([self.t_lo, 0, 0, 0], [self.t_hi, 6, span, span], (DRAW_BLOCK, 4))
+            self._draws = {key: block.tolist()}  # one block kept: indices come in order
+        t, f, oy, ox = self._draws[key][index % DRAW_BLOCK]
+        return t, f, oy, ox
 
     def _groups(self) -> list[tuple[list[str], bool]]:
         """(variables, static?): the time-dependent ones and the static ones, each assembled at
@@ -197,39 +154,58 @@ class CropDataset(torch.utils.data.Dataset):
 
     def read(self, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
         """Every variable's crop: time-dependent ones as ``(k + 1, S, S)``, static ``(S, S)``."""
+        return self.read_many([(t, face, oy, ox)])[0]
+
+    def read_many(self, draws: list[tuple[int, int, int, int]]) -> list[dict[str, np.ndarray]]:
+        """:meth:`read` for several crops (one sample's reads in flight at a time: issuing a
+        whole batch's at once was slower, see docs/performance.md)."""
         arrays = self._open()
+        if self.in_memory:
+            return [self._windows(arrays, *d) for d in draws]
+        return [self._read_lazy(arrays, *d) for d in draws]
+
+    def _read_lazy(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
+        """Only the chunks the crop touches, every read of the crop in flight at once."""
         plan = plan_crop(self.geo, face, oy, ox, self.crop)
         tsel = slice(t, t + self.steps + 1)
 
-        def selections(static: bool):
+        def selections(static: bool):  # the crop's own face box, then each neighbour box
             lead = () if static else (tsel,)
             yield (*lead, face, *plan.inner)
             for g, ys, xs in plan.boxes:
                 yield (*lead, g, ys, xs)
 
         groups = self._groups()
-        nb = 1 + len(plan.boxes)  # the inner box and each neighbour box
-        if self.in_memory:
-            reads = [[arrays[tuple(g)][(slice(None), *sel)] for sel in selections(static)]
-                     for g, static in groups]  # fmt: skip
-        else:
+        nb = 1 + len(plan.boxes)  # boxes per variable
 
-            async def fetch():  # every read of the sample in flight at once
-                sels = ((v, sel) for g, static in groups for v in g for sel in selections(static))
-                return await asyncio.gather(*(arrays[v].getitem(sel) for v, sel in sels))
+        async def fetch():
+            sels = ((v, sel) for g, static in groups for v in g for sel in selections(static))
+            return await asyncio.gather(*(arrays[v].getitem(sel) for v, sel in sels))
 
-            parts, reads = sync(fetch()), []
-            for g, _ in groups:  # variable-major parts -> per box, (V, [k + 1,] h, w)
-                mine, parts = parts[: len(g) * nb], parts[len(g) * nb :]
-                reads.append([np.stack(mine[i::nb]) for i in range(nb)])
-        out = {}
-        for (group, _), (inner, *boxes) in zip(groups, reads, strict=True):
-            crops = assemble(plan, inner, boxes, self.crop)  # (V, [k + 1,] S, S)
-            if not np.isfinite(crops).all():
-                for var, crop in zip(group, crops, strict=True):
+        parts, out = sync(fetch()), {}
+        for group, _ in groups:  # variable-major parts -> per box, (V, [k + 1,] h, w)
+            mine, parts = parts[: len(group) * nb], parts[len(group) * nb :]
+            inner, *boxes = (np.stack(mine[i::nb]) for i in range(nb))
+            values = assemble(plan, inner, boxes, self.crop)  # (V, [k + 1,] S, S)
+            if not np.isfinite(values).all():
+                for var, crop in zip(group, values, strict=True):
                     if not np.isfinite(crop).all():
                         self._report_non_finite(var, crop, t, face, oy, ox)
-            out |= dict(zip(group, crops, strict=True))
+            out |= zip(group, values, strict=True)
+        return out
+
+    def _windows(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
+        """In-memory crops: views into the extended faces loaded by :meth:`_load_extended`."""
+        if not self.t_lo <= t <= self.t_hi:
+            loaded = f"{self.t_lo}:{self.t_hi + self.steps}"
+            raise IndexError(f"time index {t} is outside {self.url}'s loaded range {loaded} "
+                             f"for {self.steps}-step samples")  # fmt: skip
+        win = (face, slice(oy, oy + self.crop), slice(ox, ox + self.crop))
+        tsel = slice(t - self.t_lo, t - self.t_lo + self.steps + 1)
+        out = {}
+        for g, static in self._groups():
+            lead = (slice(None),) if static else (slice(None), tsel)
+            out |= zip(g, arrays[tuple(g)][(*lead, *win)], strict=True)  # (V, [k + 1,] S, S)
         return out
 
     def _report_non_finite(self, var, crop, t, face, oy, ox) -> None:
@@ -245,26 +221,48 @@ class CropDataset(torch.utils.data.Dataset):
         )
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
-        t, face, oy, ox = self.draw(index)
-        crops = self.read(t, face, oy, ox)
-        win = (face, slice(oy, oy + self.crop), slice(ox, ox + self.crop))
-        trig = self.geo.trig[(slice(None), *win)]  # (4, S, S): sin/cos lat, sin/cos lon
-        cz = cos_zenith_from_trig(self.times[t : t + self.steps + 1], *trig.astype(np.float64))
-        sun = np.maximum(0.0, cz)  # insolation / S0, (k + 1, S, S)
-        static = [crops[v][None] for v in self.static] + [trig]
-        state = np.stack([crops[v][0] for v in self.prognostic])  # (C, S, S)
-        target = np.stack([crops[v][1:] for v in self.prognostic + self.diagnostic], axis=1)
-        area = self.geo.area[win[1:]]  # same on every face
-        return {
-            "state": torch.from_numpy(state),
-            "target": torch.from_numpy(np.ascontiguousarray(target)),  # (k, C + D, S, S)
-            "forcing": torch.from_numpy(sun.astype(np.float32)[:, None]),  # (k + 1, 1, S, S)
-            "static": torch.from_numpy(np.concatenate(static).astype(np.float32)),
-            "area": torch.from_numpy(area / area.mean()),
-            "time": torch.tensor(t),
-            "face": torch.tensor(face),
-            "origin": torch.tensor([oy, ox]),
+        return self.__getitems__([index])[0]
+
+    def __getitems__(self, indices: list[int]) -> list[dict[str, torch.Tensor]]:
+        """The samples of a batch, made together (the DataLoader calls this): insolation for
+        all at once, no per-sample tensors. Each sample's tensors are views of ``(B, ...)``
+        batch tensors."""
+        draws = [self.draw(i) for i in indices]
+        crops = self.read_many(draws)
+        B, S, k, C = len(draws), self.crop, self.steps, len(self.prognostic)
+        outputs, F = self.prognostic + self.diagnostic, len(self.static)
+        state = np.empty((B, C, S, S), np.float32)
+        target = np.empty((B, k, len(outputs), S, S), np.float32)
+        static = np.empty((B, F + 4, S, S), np.float32)  # static variables, sin/cos lat, lon
+        area = np.empty((B, S, S), np.float32)
+        times = np.empty((B, k + 1), "datetime64[ns]")
+        for b, ((t, face, oy, ox), crop) in enumerate(zip(draws, crops, strict=True)):
+            win = (face, slice(oy, oy + S), slice(ox, ox + S))
+            for c, v in enumerate(outputs):
+                if c < C:
+                    state[b, c] = crop[v][0]
+                target[b, :, c] = crop[v][1:]
+            for c, v in enumerate(self.static):
+                static[b, c] = crop[v]
+            static[b, F:] = self.geo.trig[(slice(None), *win)]  # (4, S, S)
+            area[b] = self.geo.area[win[1:]]  # the same on every face
+            times[b] = self.times[t : t + k + 1]
+        trig = static[:, F:, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
+        cz = cos_zenith_broadcast(times[:, :, None, None], *trig)  # (B, k + 1, S, S)
+        sun = np.maximum(0.0, cz)  # insolation / S0
+        area /= area.mean(axis=(1, 2), keepdims=True)
+        batch = {
+            "state": state,
+            "target": target,  # (B, k, C + D, S, S)
+            "forcing": sun.astype(np.float32)[:, :, None],  # (B, k + 1, 1, S, S)
+            "static": static,
+            "area": area,
+            "time": np.array([d[0] for d in draws]),
+            "face": np.array([d[1] for d in draws]),
+            "origin": np.array([d[2:] for d in draws]).reshape(B, 2),
         }
+        batch = {key: torch.from_numpy(value) for key, value in batch.items()}
+        return [{key: value[b] for key, value in batch.items()} for b in range(B)]
 
 
 def _decode_time(group: Any) -> np.ndarray:

@@ -39,12 +39,19 @@ def cos_zenith(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray
 
 def cos_zenith_from_trig(time: np.ndarray, sin_lat, cos_lat, sin_lon, cos_lon) -> np.ndarray:
     """:func:`cos_zenith` from :func:`position_trig` of the points (no trig per pixel)."""
-    doy, hours = _day_of_year_and_utc_hours(np.atleast_1d(time))
-    decl = np.radians(23.44) * np.sin(2 * np.pi * (doy - 81.0) / 365.0)  # (T,)
-    expand = (slice(None),) + (None,) * np.ndim(sin_lat)
-    a = 2 * np.pi * hours / 24.0 - np.pi  # (T,): the hour angle is a + lon
-    cos_hour_angle = np.cos(a)[expand] * cos_lon - np.sin(a)[expand] * sin_lon  # (T, ...)
-    return sin_lat * np.sin(decl)[expand] + cos_lat * np.cos(decl)[expand] * cos_hour_angle
+    time = np.atleast_1d(time)
+    expand = (...,) + (None,) * np.ndim(sin_lat)  # (T,) -> (T, 1, ...): every time, every point
+    return cos_zenith_broadcast(time[expand], sin_lat, cos_lat, sin_lon, cos_lon)
+
+
+def cos_zenith_broadcast(time: np.ndarray, sin_lat, cos_lat, sin_lon, cos_lon) -> np.ndarray:
+    """Cosine of the solar zenith angle where ``time`` and the points broadcast against each
+    other, e.g. ``(B, T, 1, 1)`` times of ``(B, 1, S, S)`` crops: a batch in one call."""
+    doy, hours = _day_of_year_and_utc_hours(time)
+    decl = np.radians(23.44) * np.sin(2 * np.pi * (doy - 81.0) / 365.0)
+    a = 2 * np.pi * hours / 24.0 - np.pi  # the hour angle is a + lon
+    cos_hour_angle = np.cos(a) * cos_lon - np.sin(a) * sin_lon
+    return sin_lat * np.sin(decl) + cos_lat * np.cos(decl) * cos_hour_angle
 
 
 def insolation(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ import contextlib
 import numpy as np
 import torch
 
-from screamcast.data.dataset import ExtendedFaceGeometry
+from screamcast.data.crops import ExtendedFaceGeometry
 from screamcast.data.forcing import SOLAR_CONSTANT, insolation, position_features
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator

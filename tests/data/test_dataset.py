@@ -46,7 +46,9 @@ def test_crops_are_windows_of_the_rollouts_extended_faces(tiny_store, layout):
 
 def test_deterministic_per_seed_and_epoch(tiny_store, layout):
     a, b = make(tiny_store, layout), make(tiny_store, layout)
-    assert a.draw(5) == b.draw(5)
+    first = [a.draw(i) for i in (5, 700, 5, 255, 256)]  # across blocks of draws, out of order
+    assert first == [b.draw(i) for i in (5, 700, 5, 255, 256)] and first[0] == first[2]
+    assert len(set(first)) == 4
     b.set_epoch(1)
     assert a.draw(5) != b.draw(5)
     fixed = make(tiny_store, layout, fixed=True)
@@ -95,18 +97,38 @@ def test_a_crop_reads_only_the_chunks_it_needs(tiny_store, layout, monkeypatch):
     assert 9 < stores[-1].counter["get"] <= 9 * 4, dict(stores[-1].counter)
 
 
-def test_non_finite_values_are_reported_with_their_place(tmp_path, layout):
+@pytest.mark.parametrize("in_memory", [False, True])
+def test_non_finite_values_are_reported_with_their_place(tmp_path, layout, in_memory):
+    """Lazily when a crop touching the pixel is read; in memory when the range is loaded."""
     from screamcast.data.synthetic import write_store
 
     path = write_store(tmp_path / "nan.zarr", 16, days=0.5, step_hours=3, chunk=8)
     arr = zarr.open_array(path / "tracer", mode="r+")
     arr[2, 1, 3, 4] = np.nan
-    data = make(path, layout, steps=1)
+    data = make(path, layout, steps=1, in_memory=in_memory)
     with pytest.raises(
         StoreError,
         match="non-finite value in 'tracer' at time index 2 .*face 1, .*face pixel \\(y=3, x=4\\)",
     ):
         data.read(2, face=1, oy=0, ox=0)
+    # in memory only the dataset's time range is loaded (and checked)
+    later = make(path, layout, steps=1, in_memory=True, time_range=(3, 5))
+    assert later[0]["state"].isfinite().all()
+
+
+def test_a_batch_is_its_samples(tiny_store, layout):
+    """``__getitems__`` (what the DataLoader calls) == the samples one by one, bit for bit,
+    lazily and in memory; in memory the extended faces of the time range only are held."""
+    for in_memory in (False, True):
+        data = make(tiny_store, layout, in_memory=in_memory, time_range=(4, 15))
+        batch = data.__getitems__([7, 3, 7, 30])
+        for i, item in zip([7, 3, 7, 30], batch, strict=True):
+            single = data[i]
+            for key in single:
+                torch.testing.assert_close(item[key], single[key], rtol=0, atol=0)
+    assert data._arrays[("u", "v", "tracer", "precip")].shape == (4, 11, 6, 24, 24)
+    with pytest.raises(IndexError, match="time index 2 is outside .* loaded range 4:15"):
+        data.read(2, face=0, oy=0, ox=0)
 
 
 @pytest.mark.s3
@@ -115,8 +137,7 @@ def test_s3_samples_equal_local_samples(s3, small_store):
     kw = dict(crop=6, steps=1, samples=4, seed=1)
     local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
     remote = CropDataset(s3["url"], layout, PROG, DIAG, STATIC, storage_options=s3["options"], **kw)
-    for i in range(4):
-        a, b = local[i], remote[i]
+    for a, b in zip([local[i] for i in range(4)], remote.__getitems__(range(4)), strict=True):
         for key in a:
             torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
 

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Crops of the extended faces cut straight from a store: what to read, and how to fill in.
+
+An extended face is a face plus the ring of width ``halo`` that
+:class:`~screamcast.halo.HaloOperator` builds. A crop that reaches into the ring needs, besides
+its own face's box, the bounding box of its ring pixels' KNN sources on each neighbour face:
+:func:`plan_crop` says which boxes, :func:`assemble` fills the crop from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from screamcast.data.forcing import position_trig
+from screamcast.grid.cubed_sphere import xyz_to_latlon
+from screamcast.grid.tiling import TileLayout
+
+
+class ExtendedFaceGeometry:
+    """Per extended-face pixel: ring row (or -1), lat/lon and exact area. Computed once."""
+
+    def __init__(self, layout: TileLayout):
+        self.layout = layout
+        n, H, P = layout.n, layout.halo, layout.padded
+        self.ring_row = np.full(6 * P * P, -1, dtype=np.int64)
+        self.ring_row[layout.ring_positions] = np.arange(layout.ring_positions.size)
+        self.ring_row = self.ring_row.reshape(6, P, P)
+        lat = np.empty((6, P, P))
+        lon = np.empty((6, P, P))
+        lat[:, H : H + n, H : H + n], lon[:, H : H + n, H : H + n] = (
+            layout.grid.lat,
+            layout.grid.lon,
+        )
+        ring = layout.ring_mask
+        lat[ring], lon[ring] = xyz_to_latlon(layout.ring_target_xyz())
+        self.lat, self.lon = lat, lon
+        # the gnomonic area formula holds past the face edge too: (P, P), the same on every face
+        self.area = layout.grid.face_cell_areas(np.arange(P + 1) - H).astype(np.float32)
+
+    @cached_property
+    def trig(self) -> np.ndarray:
+        """``(4, 6, P, P)`` float32 sin/cos of lat and lon: the network's position features and
+        the insolation's inputs without per-crop trigonometry (16 bytes per pixel, built on
+        first use: only training crops need it)."""
+        return np.stack(position_trig(self.lat, self.lon)).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class CropPlan:
+    """What to read for one window: its own face's box, and per neighbour face a box + gather."""
+
+    face: int
+    inner: tuple[slice, slice]  # face-coordinate box read from the crop's own face
+    inner_at: tuple[slice, slice]  # where it lands in the crop
+    ring_at: np.ndarray  # (Q,) flat positions in the (S, S) crop of its ring pixels
+    boxes: tuple[tuple[int, slice, slice], ...]  # (face, ys, xs) of KNN sources
+    box_index: tuple[np.ndarray, ...]  # per box: (Q, k) flat positions into the box (0 if none)
+    box_weights: tuple[np.ndarray, ...]  # per box: (Q, k) the KNN weights, 0 where not its own
+
+
+def plan_crop(geo: ExtendedFaceGeometry, face: int, oy: int, ox: int, size: int) -> CropPlan:
+    L = geo.layout
+    n, H = L.n, L.halo
+    y0, y1 = max(oy - H, 0), min(oy + size - H, n)
+    x0, x1 = max(ox - H, 0), min(ox + size - H, n)
+    inner = (slice(y0, y1), slice(x0, x1))
+    inner_at = (slice(y0 + H - oy, y1 + H - oy), slice(x0 + H - ox, x1 + H - ox))
+    rows = geo.ring_row[face, oy : oy + size, ox : ox + size]  # (S, S)
+    mask = rows >= 0
+    src = L.ring_sources[rows[mask]]  # (Q, k) flat into (6, n, n)
+    sf, sy, sx = src // (n * n), (src // n) % n, src % n
+    weights = L.ring_weights[rows[mask]]  # (Q, k)
+    boxes, index, box_weights = [], [], []
+    for g in np.unique(sf):
+        sel = sf == g
+        ys = slice(int(sy[sel].min()), int(sy[sel].max()) + 1)
+        xs = slice(int(sx[sel].min()), int(sx[sel].max()) + 1)
+        width = xs.stop - xs.start
+        boxes.append((int(g), ys, xs))
+        index.append(np.where(sel, (sy - ys.start) * width + (sx - xs.start), 0))
+        box_weights.append(np.where(sel, weights, 0.0))
+    ring_at = np.flatnonzero(mask)
+    return CropPlan(face, inner, inner_at, ring_at, tuple(boxes), tuple(index), tuple(box_weights))
+
+
+def assemble(plan: CropPlan, inner: np.ndarray, boxes: list[np.ndarray], size: int) -> np.ndarray:
+    """Fill a ``(..., S, S)`` crop from the inner box and the neighbour boxes of ``plan``."""
+    lead = inner.shape[:-2]
+    out = np.empty((*lead, size, size), dtype=np.float32)
+    out[(..., *plan.inner_at)] = inner
+    if plan.boxes:
+        ring = np.zeros((*lead, plan.ring_at.size), dtype=np.float64)
+        for box, idx, w in zip(boxes, plan.box_index, plan.box_weights, strict=True):
+            ring += (box.reshape(*lead, -1)[..., idx] * w).sum(-1)  # (..., Q, k) -> (..., Q)
+        out.reshape(*lead, size * size)[..., plan.ring_at] = ring
+    return out
