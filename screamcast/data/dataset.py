@@ -196,7 +196,7 @@ class CropDataset(torch.utils.data.Dataset):
 
     def _windows(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
         """In-memory crops: views into the extended faces loaded by :meth:`_load_extended`."""
-        if not self.t_lo <= t <= self.t_hi:
+        if not self.t_lo <= t < self.t_hi:  # the starts whose k-step targets were loaded
             loaded = f"{self.t_lo}:{self.t_hi + self.steps}"
             raise IndexError(f"time index {t} is outside {self.url}'s loaded range {loaded} "
                              f"for {self.steps}-step samples")  # fmt: skip

@@ -127,8 +127,10 @@ def test_a_batch_is_its_samples(tiny_store, layout):
             for key in single:
                 torch.testing.assert_close(item[key], single[key], rtol=0, atol=0)
     assert data._arrays[("u", "v", "tracer", "precip")].shape == (4, 11, 6, 24, 24)
-    with pytest.raises(IndexError, match="time index 2 is outside .* loaded range 4:15"):
-        data.read(2, face=0, oy=0, ox=0)
+    for t in (3, 13):  # 13 + 2 steps would reach past the range's end
+        with pytest.raises(IndexError, match=f"time index {t} is outside .* loaded range 4:15"):
+            data.read(t, face=0, oy=0, ox=0)
+    assert data.read(12, face=0, oy=0, ox=0)["u"].shape == (3, 12, 12)
 
 
 @pytest.mark.s3
