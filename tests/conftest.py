@@ -75,6 +75,24 @@ def s3(small_store):
     server.stop()
 
 
+@pytest.fixture
+def flaky_s3(s3):
+    """``make(match, failures)``: storage options that reach the ``s3`` store through a proxy
+    refusing matching GETs with 503 SlowDown (see tests/flaky_proxy.py)."""
+    from tests.flaky_proxy import FlakyProxy
+
+    proxies = []
+
+    def make(match: str, failures: int | None):
+        upstream = int(s3["endpoint"].rsplit(":", 1)[1])
+        proxies.append(FlakyProxy(upstream, match, failures))
+        return proxies[-1], s3["options"] | {"endpoint_url": proxies[-1].endpoint}
+
+    yield make
+    for proxy in proxies:
+        proxy.close()
+
+
 @pytest.fixture(scope="session")
 def tiny_reference(tmp_path_factory):
     """The tiny store's truth block-averaged to n=4, every 6 h: a coarse nudging reference."""

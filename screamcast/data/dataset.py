@@ -23,7 +23,7 @@ from zarr.core.sync import sync
 
 from screamcast.data.crops import ExtendedFaceGeometry, assemble, plan_crop
 from screamcast.data.forcing import cos_zenith_broadcast
-from screamcast.data.store import StoreError, zarr_store
+from screamcast.data.store import StoreError, with_retries, zarr_store
 from screamcast.grid.tiling import TileLayout
 
 DRAW_BLOCK = 256  # sample origins drawn per random generator
@@ -32,13 +32,15 @@ DRAW_BLOCK = 256  # sample origins drawn per random generator
 class CropDataset(torch.utils.data.Dataset):
     """Random crops with halo and ``steps``-step targets from a cubed-sphere store.
 
-    Sample ``i`` of epoch ``e`` is drawn from ``np.random.default_rng((seed, e, i))``: the same
+    Sample ``i`` of epoch ``e`` is a pure function of ``(seed, e, i)`` (:meth:`draw`): the same
     on every rank and worker, whatever the order. ``fixed=True`` ignores the epoch (validation).
     ``in_memory=True`` builds the extended faces of the time range once per process (for
-    stores that fit in RAM, ``(P / n)^2`` times over): a crop is then a slice.
+    stores that fit in RAM, ``(P / n)^2`` times over): a crop is then a slice. Lazily, a
+    sample whose reads fail with a transient error is read again ``retries`` times, waiting
+    ``backoff * 2^attempt`` seconds (on top of s3fs's and botocore's own retries).
     Each item is a dict of float32 tensors: ``state (C, S, S)`` at t, ``target (k, C + D, S,
     S)`` at t+1..t+k, ``forcing (k + 1, 1, S, S)`` insolation / S0 at t..t+k, ``static (F, S,
-    S)``, ``area (S, S)``; plus ``time``, ``face``, ``oy``, ``ox`` for bookkeeping.
+    S)``, ``area (S, S)``; plus ``time``, ``face``, ``origin`` (oy, ox) for bookkeeping.
     """
 
     def __init__(
@@ -57,6 +59,8 @@ class CropDataset(torch.utils.data.Dataset):
         storage_options: dict | None = None,
         times: np.ndarray | None = None,
         in_memory: bool = False,
+        retries: int = 3,
+        backoff: float = 1.0,
     ):
         P = layout.padded
         if not 0 < crop <= P:
@@ -69,6 +73,7 @@ class CropDataset(torch.utils.data.Dataset):
         )
         self.samples, self.seed, self.fixed, self.epoch = samples, seed, fixed, 0
         self.storage_options, self.in_memory = storage_options, in_memory
+        self.retries, self.backoff = retries, backoff  # per sample, after s3fs's own retries
         self.geo = ExtendedFaceGeometry(layout)
         self._pid: int | None = None
         self._draws: dict[tuple[int, int], list] = {}
@@ -178,11 +183,29 @@ class CropDataset(torch.utils.data.Dataset):
         groups = self._groups()
         nb = 1 + len(plan.boxes)  # boxes per variable
 
+        async def get(v, sel):
+            try:
+                return await arrays[v].getitem(sel)
+            except Exception as err:  # say which read failed: s3fs's errors name no key
+                err.add_note(f"reading '{v}'{_region(sel)} of store {self.url}")
+                raise
+
         async def fetch():
             sels = ((v, sel) for g, static in groups for v in g for sel in selections(static))
-            return await asyncio.gather(*(arrays[v].getitem(sel) for v, sel in sels))
+            tasks = [asyncio.ensure_future(get(v, sel)) for v, sel in sels]
+            try:
+                return await asyncio.gather(*tasks)
+            except BaseException:  # one read failed: stop the others before a retry
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
 
-        parts, out = sync(fetch()), {}
+        # s3fs and botocore retry each request first; a sample whose reads still fail with a
+        # transient error (throttling, 5xx, timeouts) is read again, with backoff
+        what = f"store {self.url}, crop (time {t}, face {face}, y {oy}, x {ox})"
+        parts = with_retries(lambda: sync(fetch()), what, self.retries, self.backoff)
+        out = {}
         for group, _ in groups:  # variable-major parts -> per box, (V, [k + 1,] h, w)
             mine, parts = parts[: len(group) * nb], parts[len(group) * nb :]
             inner, *boxes = (np.stack(mine[i::nb]) for i in range(nb))
@@ -263,6 +286,12 @@ class CropDataset(torch.utils.data.Dataset):
         }
         batch = {key: torch.from_numpy(value) for key, value in batch.items()}
         return [{key: value[b] for key, value in batch.items()} for b in range(B)]
+
+
+def _region(sel: tuple) -> str:
+    """``[3:5, 1, 0:8, 4:12]`` for a tuple of ints and slices."""
+    parts = (f"{s.start}:{s.stop}" if isinstance(s, slice) else str(s) for s in sel)
+    return f"[{', '.join(parts)}]"
 
 
 def _decode_time(group: Any) -> np.ndarray:

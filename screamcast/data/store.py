@@ -10,6 +10,7 @@ missing bucket, refused credentials or a silent endpoint each give one clear mes
 
 from __future__ import annotations
 
+import errno
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -55,11 +56,18 @@ def _s3_message(url: str, options: dict, err: BaseException) -> str | None:
     return None
 
 
+# errno values s3fs gives S3's retryable answers once its own retries are spent: 503 SlowDown /
+# ServiceUnavailable (EBUSY), 500 InternalError (EREMOTEIO), and timeouts
+_TRANSIENT_ERRNOS = {errno.EBUSY, errno.ETIMEDOUT, getattr(errno, "EREMOTEIO", 121)}
+
+
 def _transient(err: BaseException) -> bool:
     text = f"{type(err).__name__}: {err}"
     signs = ("SlowDown", "Throttl", "RequestTimeout", "InternalError", "ServiceUnavailable",
-             "Connect", "timed out")  # fmt: skip
-    return isinstance(err, (ConnectionError, TimeoutError)) or any(k in text for k in signs)
+             "reduce your request rate", "Connect", "timed out")  # fmt: skip
+    if isinstance(err, (ConnectionError, TimeoutError)) or any(k in text for k in signs):
+        return True
+    return type(err) is OSError and err.errno in _TRANSIENT_ERRNOS
 
 
 def with_retries(fn: Callable[[], T], what: str, retries: int = 3, backoff: float = 0.5) -> T:

@@ -144,6 +144,38 @@ def test_s3_samples_equal_local_samples(s3, small_store):
             torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
 
 
+@pytest.mark.s3
+def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
+    """503 SlowDown on real HTTP between s3fs and the server: s3fs retries each request (5
+    tries here: botocore's own retries are switched off to keep the test short), then the
+    dataset reads the sample again; past that, the error names the variable, the region, the
+    store and the crop."""
+    layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
+    kw = dict(crop=6, steps=1, samples=2, seed=1, backoff=0.01)
+    local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
+    assert local.draw(1) == (0, 0, 5, 6)  # a crop that reaches into 2 neighbour faces
+    one_try = {"config_kwargs": {"retries": {"max_attempts": 1}}}
+    proxy, options = flaky_s3("/u/c/", failures=6)  # each chunk of u: 6 refusals, then data
+    options |= one_try
+    remote = CropDataset("s3://data/small.zarr", layout, PROG, DIAG, STATIC,
+                         storage_options=options, **kw)  # fmt: skip
+    a, b = local[1], remote[1]
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+    assert proxy.refused >= 6
+
+    proxy, options = flaky_s3("/tracer/c/", failures=None)  # tracer never answers
+    options |= one_try
+    remote = CropDataset("s3://data/small.zarr", layout, PROG, DIAG, STATIC,
+                         storage_options=options, **kw | dict(retries=1))  # fmt: skip
+    with pytest.raises(OSError, match="reduce your request rate") as err:
+        remote[0]
+    notes = "\n".join(err.value.__notes__)
+    assert "reading 'tracer'[" in notes and "of store s3://data/small.zarr" in notes
+    assert "crop (time" in notes and "still failing after 1 retries" in notes
+    assert proxy.refused >= 2 * 5  # 2 sample reads of 5 tries each, at least
+
+
 def test_in_memory_samples_equal_lazy_samples(tiny_store, layout):
     lazy, cached = make(tiny_store, layout), make(tiny_store, layout, in_memory=True)
     for i in range(5):

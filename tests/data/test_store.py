@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
+import errno
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -112,6 +114,11 @@ def test_retries_transient_errors_only():
     with pytest.raises(ConnectionError) as err:
         st.with_retries(down, "s3://b/k", retries=2, backoff=0.01)
     assert "s3://b/k: still failing after 2 retries" in err.value.__notes__[0]
+    # what s3fs raises once its own retries are spent: 503 SlowDown -> EBUSY, 500 -> EREMOTEIO
+    assert st._transient(OSError(errno.EBUSY, "Please reduce your request rate."))
+    assert st._transient(OSError(121, "We encountered an internal error. Please try again."))
+    assert not st._transient(FileNotFoundError(errno.ENOENT, "s3://b/k/zarr.json"))
+    assert not st._transient(PermissionError(errno.EACCES, "Forbidden"))
 
 
 # ----------------------------------------------------------------------------- S3
