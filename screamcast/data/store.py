@@ -10,6 +10,7 @@ missing bucket, refused credentials or a silent endpoint each give one clear mes
 
 from __future__ import annotations
 
+import copy
 import errno
 import time
 import warnings
@@ -92,7 +93,7 @@ def with_retries(fn: Callable[[], T], what: str, retries: int = 3, backoff: floa
 
 def zarr_store(url: str, storage_options: dict | None = None, retries: int = 3) -> Any:
     """A read-only zarr store object for a local path or ``s3://bucket/key``; checks it exists."""
-    options = dict(storage_options or {})
+    options = copy.deepcopy(dict(storage_options or {}))  # botocore edits nested dicts in place
     if not _is_s3(url):
         path = Path(url)
         if not path.exists():

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 import xarray as xr
 
+from screamcast.data.store import with_retries
 from screamcast.grid.cubed_sphere import CubedSphereGrid
 from screamcast.grid.regrid import NearestMap, latlon_points, nearest_map
 
@@ -83,7 +84,12 @@ class Nudger:
     def _at(self, i: int) -> np.ndarray:
         if i not in self._cache:
             self._cache = {k: v for k, v in self._cache.items() if k >= i - 1}
-            data = self.reference[self.variables].isel(time=i).to_array().values
+
+            def read() -> np.ndarray:  # (V, 6, n_ref, n_ref) or (V, nlat, nlon)
+                return self.reference[self.variables].isel(time=i).to_array().values
+
+            # a long rollout reads its reference every few steps: outlast S3 throttling
+            data = with_retries(read, f"{self.name} at {self.times[i]}")
             self._cache[i] = data.astype(np.float64)  # (V, 6, n_ref, n_ref)
         return self._cache[i]
 

@@ -148,21 +148,21 @@ def test_s3_samples_equal_local_samples(s3, small_store):
 def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
     """503 SlowDown on real HTTP between s3fs and the server: s3fs retries each request (5
     tries here: botocore's own retries are switched off to keep the test short), then the
-    dataset reads the sample again; past that, the error names the variable, the region, the
-    store and the crop."""
+    dataset reads the sample again (7 refusals need it); past that, the error names the
+    variable, the region, the store and the crop."""
     layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
     kw = dict(crop=6, steps=1, samples=2, seed=1, backoff=0.01)
     local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
     assert local.draw(1) == (0, 0, 5, 6)  # a crop that reaches into 2 neighbour faces
-    one_try = {"config_kwargs": {"retries": {"max_attempts": 1}}}
-    proxy, options = flaky_s3("/u/c/", failures=6)  # each chunk of u: 6 refusals, then data
+    one_try = {"config_kwargs": {"retries": {"max_attempts": 0}}}
+    proxy, options = flaky_s3("/u/c/", failures=7)  # each chunk of u: 7 refusals, then data
     options |= one_try
     remote = CropDataset("s3://data/small.zarr", layout, PROG, DIAG, STATIC,
                          storage_options=options, **kw)  # fmt: skip
     a, b = local[1], remote[1]
     for key in a:
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
-    assert proxy.refused >= 6
+    assert proxy.refused >= 7
 
     proxy, options = flaky_s3("/tracer/c/", failures=None)  # tracer never answers
     options |= one_try

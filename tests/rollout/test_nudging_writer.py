@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
+import copy
 import math
 
 import numpy as np
@@ -107,6 +108,25 @@ def test_reference_coverage_is_checked():
     nudger = Nudger(reference(), ["u"], ["u"], 6.0, np.timedelta64(1, "h"), 8)
     with pytest.raises(NudgingError, match="covers .* but the rollout needs"):
         nudger.check_covers(np.datetime64("2020-01-01T01"), np.datetime64("2020-01-01T07"))
+
+
+@pytest.mark.s3
+def test_a_throttled_s3_reference_is_read_again(flaky_s3, small_store, monkeypatch):
+    """The reference of a long rollout on S3: reads that s3fs gives up on (503 SlowDown) are
+    retried with backoff, and the targets equal the local store's."""
+    from screamcast.data import store as st
+
+    monkeypatch.setattr(st.time, "sleep", lambda s: None)  # the backoff, not the retries, skipped
+    proxy, options = flaky_s3("/u/c/", failures=7)
+    options |= {"config_kwargs": {"retries": {"max_attempts": 0}}}  # s3fs: 5 tries, then ours
+    given = copy.deepcopy(options)
+    remote = st.open_store("s3://data/small.zarr", options, variables=["u"], n=8)
+    local = st.open_store(small_store, variables=["u"], n=8)
+    kw = dict(variables=["u"], state_vars=["u"], tau_hours=6.0, dt=np.timedelta64(3, "h"), n=8)
+    nudge_remote, nudge_local = Nudger(remote, **kw), Nudger(local, **kw)
+    for time in local["time"].values[:2]:
+        np.testing.assert_array_equal(nudge_remote.target(time), nudge_local.target(time))
+    assert proxy.refused >= 7 and options == given  # the caller's options are left alone
 
 
 def test_writer_appends_and_recovers_from_a_torn_step(tmp_path):
