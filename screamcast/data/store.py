@@ -93,7 +93,9 @@ def with_retries(fn: Callable[[], T], what: str, retries: int = 3, backoff: floa
 
 def zarr_store(url: str, storage_options: dict | None = None, retries: int = 3) -> Any:
     """A read-only zarr store object for a local path or ``s3://bucket/key``; checks it exists."""
-    options = copy.deepcopy(dict(storage_options or {}))  # botocore edits nested dicts in place
+    options = dict(storage_options or {})
+    if "config_kwargs" in options:  # botocore edits the nested dicts in place: not the caller's
+        options["config_kwargs"] = copy.deepcopy(options["config_kwargs"])
     if not _is_s3(url):
         path = Path(url)
         if not path.exists():
