@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 """Training-step and rollout-step throughput on whatever device there is (CUDA: bf16 autocast
-and channels_last; CPU: fp32), plus FLOPs per tile and a projection to a production grid.
+and channels_last; CPU: fp32, or ``--precision bf16`` to run the CUDA configuration on CPU),
+plus FLOPs per tile and a projection to a production grid.
 
     python -m benchmarks.gpu_check                   # CUDA if present, < 5 minutes
     python -m benchmarks.gpu_check --scaling         # rollout step cost for n = 48, 96, 192
@@ -14,7 +15,6 @@ numbers, not a measurement: production step time = FLOPs per step / measured FLO
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import resource
 import time
@@ -27,7 +27,7 @@ from screamcast.data.stats import Stats
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.model.pipeline import Pipeline, input_channels
 from screamcast.model.unet import UNet
-from screamcast.rollout.stepper import GlobalStepper
+from screamcast.rollout.stepper import PRECISIONS, GlobalStepper, resolve_precision
 
 PROG, DIAG, STATIC = ["u", "v", "vorticity", "tracer", "temperature"], ["precip"], ["orog"]
 
@@ -46,16 +46,11 @@ def _sync(device):
         torch.cuda.synchronize()
 
 
-def _autocast(device):
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
-
-
-def train_step_rate(pipeline, device, size: int, batch: int, steps: int) -> dict:
-    """Images per second of forward + backward + AdamW on random crops of ``size``."""
+def train_step_rate(pipeline, device, size: int, batch: int, steps: int, bf16: bool) -> dict:
+    """Images per second of forward + backward + AdamW on random crops of ``size`` (``bf16``:
+    under bf16 autocast with channels_last, as on CUDA)."""
     pipeline = pipeline.to(device).train()
-    fmt = torch.channels_last if device.type == "cuda" else torch.contiguous_format
+    fmt = torch.channels_last if bf16 else torch.contiguous_format
     pipeline = pipeline.to(memory_format=fmt)
     opt = torch.optim.AdamW(pipeline.parameters(), lr=1e-4)
     state = torch.randn(batch, len(PROG), size, size, device=device).to(memory_format=fmt)
@@ -64,7 +59,7 @@ def train_step_rate(pipeline, device, size: int, batch: int, steps: int) -> dict
     target = torch.randn(batch, len(PROG) + len(DIAG), size, size, device=device)
 
     def step():
-        with _autocast(device):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             loss = ((pipeline(state, forcing, static) - target) ** 2).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -88,10 +83,11 @@ def tile_flops(pipeline, size: int) -> int:
     return int(counter.get_total_flops())
 
 
-def rollout_step_rate(pipeline, device, n: int, tile: int, halo: int, steps: int, batch: int):
+def rollout_step_rate(pipeline, device, n: int, tile: int, halo: int, steps: int, batch: int,
+                      precision: str = "auto"):  # fmt: skip
     layout = TileLayout(CubedSphereGrid(n), tile, halo)
     stepper = GlobalStepper(pipeline, layout, np.zeros((len(STATIC), 6, n, n)), str(device), batch,
-                            halo_adjoint=True)  # fmt: skip
+                            halo_adjoint=True, precision=precision)  # fmt: skip
     x = torch.randn(len(PROG), 6, n, n)
     t0, t1 = np.datetime64("2020-01-01T00"), np.datetime64("2020-01-01T01")
     stepper.step(x, t0, t1)
@@ -119,6 +115,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--scaling", action="store_true", help="rollout step for n = 48, 96, 192")
+    ap.add_argument("--precision", choices=PRECISIONS, default="auto",
+                    help="bf16: autocast + channels_last (auto: on CUDA); bf16 on CPU tests the "
+                    "GPU code path")  # fmt: skip
     ap.add_argument("--out", help="also write the JSON here")
     a = ap.parse_args(argv)
     device = torch.device(a.device)
@@ -126,16 +125,18 @@ def main(argv: list[str] | None = None) -> dict:
     size = a.tile + 2 * a.halo
     flops = tile_flops(pipeline, size)
     cuda = device.type == "cuda"
+    bf16 = resolve_precision(a.precision, device) == "bf16"
     report = {
         "device": torch.cuda.get_device_name() if cuda else "cpu",
-        "precision": "bf16-mixed, channels_last" if cuda else "fp32",
+        "precision": "bf16 autocast, channels_last" if bf16 else "fp32",
         "model": {"width": a.width, "levels": a.levels},
         "flops_per_tile_forward": flops,
     }
-    report["train"] = train_step_rate(pipeline, device, size, a.batch, a.steps)
+    report["train"] = train_step_rate(pipeline, device, size, a.batch, a.steps, bf16)
     runs = [(48, 16, 8), (96, 32, 16), (192, 64, 16)] if a.scaling else [(a.n, a.tile, a.halo)]
     report["rollout"] = [
-        rollout_step_rate(pipeline, device, n, t, h, a.steps, a.batch) for n, t, h in runs
+        rollout_step_rate(pipeline, device, n, t, h, a.steps, a.batch, a.precision)
+        for n, t, h in runs
     ]
     last = report["rollout"][-1]
     achieved = (

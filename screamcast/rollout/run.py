@@ -28,7 +28,7 @@ from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.metrics import area_weighted_bias, area_weighted_rmse
 from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.nudging import Nudger
-from screamcast.rollout.stepper import GlobalStepper
+from screamcast.rollout.stepper import GlobalStepper, resolve_precision
 from screamcast.rollout.writer import RolloutWriter
 
 
@@ -54,6 +54,7 @@ class RolloutOptions:
     overwrite: bool = False
     storage_options: dict = field(default_factory=dict)
     progress: bool = True
+    precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
 
 
 def _sha256(path: str) -> str:
@@ -126,6 +127,7 @@ def run_rollout(o: RolloutOptions) -> dict:
         "time_step_minutes": float(dt / np.timedelta64(1, "m")),
         "halo_adjoint": int(o.halo_adjoint),
         "halo_adjoint_cross_face": int(o.halo_adjoint_cross_face),
+        "precision": resolve_precision(o.precision, o.device),
         "nudging": int(nudger is not None), "reference": str(o.reference or ""),
         "command": " ".join(sys.argv), "Conventions": "CF-1.8",
     }  # fmt: skip
@@ -157,7 +159,8 @@ def run_rollout(o: RolloutOptions) -> dict:
     static_fields = np.stack([ds[v].values for v in static]) if static else np.zeros((0, 6, n, n))
     layout = TileLayout(grid, tile, halo)
     stepper = GlobalStepper(pipeline, layout, static_fields, o.device, o.batch_size,
-                            o.halo_adjoint, o.halo_adjoint_cross_face, rank, world)  # fmt: skip
+                            o.halo_adjoint, o.halo_adjoint_cross_face, rank, world,
+                            o.precision)  # fmt: skip
     bar = _bar(o, k0) if rank == 0 else None
     t_wall = time.perf_counter()
     C = len(prog)

@@ -10,8 +10,6 @@ the other ranks contribute zeros), so every rank reassembles the same global sta
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import torch
 
@@ -20,6 +18,17 @@ from screamcast.data.forcing import SOLAR_CONSTANT, insolation, position_feature
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import Pipeline
+
+PRECISIONS = ("auto", "bf16", "fp32")
+
+
+def resolve_precision(precision: str, device: torch.device | str) -> str:
+    """``bf16`` (the network under bf16 autocast; gather, reassembly and nudging stay fp32) or
+    ``fp32``; ``auto`` is bf16 on CUDA. CPU autocast runs bf16 too, so the GPU path is tested."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    cuda = torch.device(device).type == "cuda"
+    return "bf16" if precision == "bf16" or (precision == "auto" and cuda) else "fp32"
 
 
 class GlobalStepper:
@@ -34,10 +43,13 @@ class GlobalStepper:
         cross_face: bool = False,
         rank: int = 0,
         world: int = 1,
+        precision: str = "auto",
     ):
         if cross_face and not halo_adjoint:
             raise ValueError("cross_face overlap-add requires halo_adjoint")
+
         self.device = torch.device(device)
+        self.precision = resolve_precision(precision, self.device)
         self.pipeline = pipeline.to(self.device).eval()
         self.op = HaloOperator(layout, self.device)
         self.batch_size, self.rank, self.world = batch_size, rank, world
@@ -65,11 +77,10 @@ class GlobalStepper:
         forcing = self.forcing(t0, t1)
         out = None
         starts = list(range(0, tiles.shape[0], self.batch_size))
-        autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda"
-                    else contextlib.nullcontext())  # fmt: skip
+        bf16 = self.precision == "bf16"
         for b in starts[self.rank :: self.world]:
             sl = slice(b, b + self.batch_size)
-            with autocast:
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
                 y = self.pipeline.predict(tiles[sl], forcing[sl], self.static_tiles[sl]).float()
             if out is None:
                 out = torch.zeros((tiles.shape[0], *y.shape[1:]), device=self.device)

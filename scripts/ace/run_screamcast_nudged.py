@@ -36,6 +36,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--nudge-vars", default="", help="comma-separated (default: u,v,temperature)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--batch-size", type=int, default=16, help="tiles per forward pass")
+    p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
+                   help="the network's arithmetic: bf16 autocast or fp32 (auto: bf16 on CUDA); "
+                   "halo, reassembly and nudging are always fp32")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="continue an interrupted output")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
     p.add_argument("--no-progress", action="store_true")
@@ -142,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         nudge_tau_hours=args.nudge_tau_hours,
         nudge_vars=[v for v in args.nudge_vars.split(",") if v], device=args.device,
         batch_size=args.batch_size, resume=args.resume, overwrite=args.overwrite,
-        progress=not args.no_progress,
+        progress=not args.no_progress, precision=args.precision,
     )  # fmt: skip
     try:
         if args.config:

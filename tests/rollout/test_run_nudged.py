@@ -154,6 +154,22 @@ def free16(tiny_checkpoint, tiny_store, tmp_path_factory):
     return path
 
 
+def test_bf16_rollout_on_cpu_is_the_gpu_path_and_stays_close_to_fp32(
+    tiny_checkpoint, tiny_store, free16, tmp_path
+):
+    """``--precision bf16`` runs the network under autocast on CPU as on CUDA: the numbers
+    change (autocast is on) but stay within bf16's rounding of the fp32 run after 16 steps."""
+    out = tmp_path / "bf16.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, "--precision", "bf16", steps=16)) == 0
+    bf16, fp32 = open_out(out), open_out(free16)
+    assert (bf16.attrs["precision"], fp32.attrs["precision"]) == ("bf16", "fp32")
+    for v in PROG:
+        a, b = bf16[v].values[-1], fp32[v].values[-1]
+        assert np.isfinite(a).all() and not np.array_equal(a, b), v
+        change = np.sqrt(np.mean((b - fp32[v].values[0]) ** 2))  # what 16 steps changed
+        assert np.sqrt(np.mean((a - b) ** 2)) < 0.02 * change, v  # measured ~0.002
+
+
 def test_nudged_beats_free_and_persistence(tiny_checkpoint, tiny_store, tiny_reference, free16,
                                            tmp_path):  # fmt: skip
     nudge = ["--reference", str(tiny_reference), "--nudge-vars", "u,v,temperature"]

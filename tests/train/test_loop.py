@@ -59,6 +59,24 @@ def test_training_launch(tiny_store, tmp_path):
     assert events and events[0].stat().st_size > 0  # tensorboard is in the dev extra
 
 
+def test_bf16_mixed_on_cpu_is_the_gpu_path(tiny_store, tmp_path):
+    """``precision=bf16-mixed`` (what ``auto`` picks on CUDA) runs under CPU autocast: the
+    losses stay finite and close to fp32's, the weights stay fp32, and the run resumes."""
+    common = ["experiment=pytest", f"data.url={tiny_store}", "keep_every=0"]
+    fp32 = train(config(*common, f"run_dir={tmp_path / 'fp32'}", "precision=32-true"))
+    bf16_cfg = [*common, f"run_dir={tmp_path / 'bf16'}", "precision=bf16-mixed"]
+    bf16 = train(config(*bf16_cfg, "steps=4"))
+    train(config(*bf16_cfg))  # resumed to the configuration's 6 steps
+    a, b = rows(fp32), rows(bf16)
+    assert [int(r["step"]) for r in b] == [1, 2, 3, 4, 5, 6]
+    for r, s in zip(a, b, strict=True):  # the same batches: bf16 rounding apart
+        assert np.isfinite(float(s["train_loss"]))
+        assert abs(float(s["train_loss"]) - float(r["train_loss"])) < 0.05 * float(r["train_loss"])
+    assert float(a[0]["train_loss"]) != float(b[0]["train_loss"])  # autocast was on
+    assert all(w.dtype == torch.float32 for w in weights(bf16 / "latest.pth").values())
+    assert cio.load_checkpoint(bf16 / "latest.pth")["config"]["precision"] == "bf16-mixed"
+
+
 def test_misspelt_keys_fail_loudly(tiny_store):
     with pytest.raises(ConfigCompositionException):
         config("experiment=pytest", "data.urll=x")
