@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,7 @@ class CropDataset(torch.utils.data.Dataset):
         if self._pid != os.getpid():
             group = zarr.open_group(zarr_store(self.url, self.storage_options), mode="r")
             if self.in_memory:  # {variables: (V, [time,] 6, P, P)} extended faces, see below
+                self._check_memory()
                 self._arrays = {tuple(g): self._load_extended(group, g, static)
                                 for g, static in self._groups()}  # fmt: skip
             else:
@@ -104,6 +106,20 @@ class CropDataset(torch.utils.data.Dataset):
                 self._arrays = {v: group[v].async_array for v in names}
             self._pid = os.getpid()
         return self._arrays
+
+    def _check_memory(self) -> None:
+        """Refuse an in-memory load that cannot fit, before the kernel's OOM killer ends the job."""
+        P, T = self.layout.padded, self.t_hi + self.steps - self.t_lo
+        V, F = len(self.prognostic) + len(self.diagnostic), len(self.static)
+        need = 4 * 6 * P * P * (V * T + F)  # float32 extended faces
+        free = _memory_available()
+        if free is not None and need > free:
+            raise StoreError(
+                f"store {self.url}: in_memory needs {need / 2**30:.1f} GiB for the extended faces "
+                f"of {V} variables x {T} times + {F} static (6 x {P} x {P} each), but "
+                f"{free / 2**30:.1f} GiB are available: set data.in_memory=false (crops are then "
+                f"read chunk by chunk) or shorten the time range"
+            )
 
     def _load_extended(self, group: Any, names: list[str], static: bool) -> np.ndarray:
         """Small stores: the extended faces of the dataset's time range, built once per process,
@@ -286,6 +302,27 @@ class CropDataset(torch.utils.data.Dataset):
         }
         batch = {key: torch.from_numpy(value) for key, value in batch.items()}
         return [{key: value[b] for key, value in batch.items()} for b in range(B)]
+
+
+def _memory_available() -> int | None:
+    """Bytes this process can still allocate: ``MemAvailable``, capped by a cgroup v2 limit."""
+    free = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    free = int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    cgroup = Path("/sys/fs/cgroup")
+    try:
+        limit = (cgroup / "memory.max").read_text().strip()
+        if limit != "max":
+            used = int((cgroup / "memory.current").read_text())
+            free = min(free or 2**63, int(limit) - used)
+    except (OSError, ValueError):
+        pass
+    return free
 
 
 def _region(sel: tuple) -> str:
