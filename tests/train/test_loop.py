@@ -91,6 +91,8 @@ def test_production_stages_compose():
     assert s2.scheduler.name == "dampened_cosine_with_hard_restarts" and s2.scheduler.min_lr == 1e-6
     assert s3.data.crop == s3.data.tile + 2 * s3.data.halo and s3.optim.lr == 1e-5
     assert s4.rollout_steps == 4 and config("experiment=stage4a_multistep2").rollout_steps == 2
+    remote = config("data=s3", "experiment=stage1_pretrain64").data  # lazy reads, in workers
+    assert remote.url.startswith("s3://") and not remote.in_memory and remote.num_workers > 0
 
 
 def _cli(tiny_store, run, *extra):
