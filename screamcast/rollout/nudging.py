@@ -12,6 +12,7 @@ is interpolated linearly in time; a rollout past its last time is refused before
 from __future__ import annotations
 
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -65,6 +66,8 @@ class Nudger:
         self.alpha = 1.0 - math.exp(-(dt / np.timedelta64(1, "s")) / (tau_hours * 3600.0))
         self.times = reference["time"].values
         self._cache: dict[int, np.ndarray] = {}
+        self._pending: dict[int, Future] = {}  # the next time index, being read
+        self._reader: ThreadPoolExecutor | None = None
 
     @property
     def projection(self) -> str:
@@ -81,17 +84,39 @@ class Nudger:
                 f"{first} to {last}"
             )
 
+    def _read(self, i: int) -> np.ndarray:
+        """The reference's fields at time index ``i``, float64 ``(V, 6, m, m)`` or ``(V, nlat,
+        nlon)``; a long rollout reads its reference every few steps: outlast S3 throttling."""
+
+        def read() -> np.ndarray:
+            return self.reference[self.variables].isel(time=i).to_array().values
+
+        where = f"{self.name} at {self.times[i]}"
+        try:
+            return with_retries(read, where).astype(np.float64)
+        except Exception as err:  # a corrupt chunk's codec error names no store or time
+            err.add_note(f"reading the nudging reference {where}")
+            raise
+
     def _at(self, i: int) -> np.ndarray:
+        """Time index ``i``, cached with ``i - 1``; reading ``i + 1`` starts in the background
+        so that it overlaps the steps until it is needed (a read error is raised then)."""
         if i not in self._cache:
-            self._cache = {k: v for k, v in self._cache.items() if k >= i - 1}
-
-            def read() -> np.ndarray:  # (V, 6, n_ref, n_ref) or (V, nlat, nlon)
-                return self.reference[self.variables].isel(time=i).to_array().values
-
-            # a long rollout reads its reference every few steps: outlast S3 throttling
-            data = with_retries(read, f"{self.name} at {self.times[i]}")
-            self._cache[i] = data.astype(np.float64)  # (V, 6, n_ref, n_ref)
+            pending = self._pending.pop(i, None)
+            data = pending.result() if pending is not None else self._read(i)
+            self._cache = {k: v for k, v in self._cache.items() if k >= i - 1} | {i: data}
+        ahead = i + 1
+        if ahead < len(self.times) and ahead not in self._cache and ahead not in self._pending:
+            if self._reader is None:
+                self._reader = ThreadPoolExecutor(1, thread_name_prefix="reference-read")
+            self._pending = {ahead: self._reader.submit(self._read, ahead)}
         return self._cache[i]
+
+    def close(self) -> None:
+        """Stop the background reader (a read in flight is finished, its result dropped)."""
+        if self._reader is not None:
+            self._reader.shutdown(wait=True, cancel_futures=True)
+            self._reader, self._pending = None, {}
 
     def target(self, time: np.datetime64) -> np.ndarray:
         """The reference at ``time``, linear in time between its samples: ``(V, 6, m, m)``

@@ -179,6 +179,8 @@ def run_rollout(o: RolloutOptions) -> dict:
                     rate = hours / (time.perf_counter() - t_wall)
                     bar.set_postfix(sim_h_per_wall_s=f"{rate:.1f}")
     finally:
+        if nudger is not None:
+            nudger.close()
         if rank == 0:
             writer.close()
     if bar is not None:

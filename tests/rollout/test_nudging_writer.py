@@ -110,6 +110,38 @@ def test_reference_coverage_is_checked():
         nudger.check_covers(np.datetime64("2020-01-01T01"), np.datetime64("2020-01-01T07"))
 
 
+def test_the_next_reference_time_is_read_in_the_background(tiny_reference, tmp_path):
+    """Reading time i + 1 overlaps the steps before it is needed; the values are the store's,
+    and a read that fails in the background is raised when (and only when) it is needed."""
+    import shutil
+
+    from screamcast.data.store import open_store
+
+    ref = open_store(tiny_reference, variables=["u"], n=4)
+    times = ref["time"].values
+    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), 4)
+    np.testing.assert_array_equal(nudger.target(times[0]), ref["u"].values[None, 0])
+    assert list(nudger._pending) == [1]  # time 1 already on its way
+    mid = times[0] + np.timedelta64(3, "h")
+    both = ref["u"].values[[0]] + ref["u"].values[[1]]
+    np.testing.assert_allclose(nudger.target(mid), 0.5 * both)
+    assert list(nudger._pending) == [2] and sorted(nudger._cache) == [0, 1]
+    nudger.close()
+
+    broken = shutil.copytree(tiny_reference, tmp_path / "broken.zarr")
+    chunks = sorted(p for p in (broken / "u" / "c" / "2").rglob("*") if p.is_file())
+    chunks[0].write_bytes(b"not a compressed chunk")
+    ref = open_store(broken, variables=["u"], n=4)
+    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), 4, name=str(broken))
+    nudger.target(times[1])  # starts reading time 2 in the background: it fails there
+    nudger._pending[2].exception(timeout=30)
+    with pytest.raises(RuntimeError, match="decompression") as err:  # at the step needing it
+        nudger.target(times[1] + np.timedelta64(1, "h"))
+    assert f"reading the nudging reference {broken} at {times[2]}" in err.value.__notes__[-1]
+    assert nudger._pending == {}
+    nudger.close()
+
+
 @pytest.mark.s3
 def test_a_throttled_s3_reference_is_read_again(flaky_s3, small_store, monkeypatch):
     """The reference of a long rollout on S3: reads that s3fs gives up on (503 SlowDown) are
