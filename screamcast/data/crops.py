@@ -15,7 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from screamcast.data.forcing import position_trig
+from screamcast.data.forcing import position_features
 from screamcast.grid.cubed_sphere import xyz_to_latlon
 from screamcast.grid.tiling import TileLayout
 
@@ -46,7 +46,7 @@ class ExtendedFaceGeometry:
         """``(4, 6, P, P)`` float32 sin/cos of lat and lon: the network's position features and
         the insolation's inputs without per-crop trigonometry (16 bytes per pixel, built on
         first use: only training crops need it)."""
-        return np.stack(position_trig(self.lat, self.lon)).astype(np.float32)
+        return position_features(self.lat, self.lon)
 
 
 @dataclass(frozen=True)

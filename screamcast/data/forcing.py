@@ -34,14 +34,9 @@ def cos_zenith(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray
 
     Returns ``(T, *lat.shape)``.
     """
-    return cos_zenith_from_trig(time, *position_trig(lat, lon))
-
-
-def cos_zenith_from_trig(time: np.ndarray, sin_lat, cos_lat, sin_lon, cos_lon) -> np.ndarray:
-    """:func:`cos_zenith` from :func:`position_trig` of the points (no trig per pixel)."""
     time = np.atleast_1d(time)
-    expand = (...,) + (None,) * np.ndim(sin_lat)  # (T,) -> (T, 1, ...): every time, every point
-    return cos_zenith_broadcast(time[expand], sin_lat, cos_lat, sin_lon, cos_lon)
+    expand = (...,) + (None,) * np.ndim(lat)  # (T,) -> (T, 1, ...): every time, every point
+    return cos_zenith_broadcast(time[expand], *position_trig(lat, lon))
 
 
 def cos_zenith_broadcast(time: np.ndarray, sin_lat, cos_lat, sin_lon, cos_lon) -> np.ndarray:

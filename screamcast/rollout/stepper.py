@@ -47,7 +47,6 @@ class GlobalStepper:
     ):
         if cross_face and not halo_adjoint:
             raise ValueError("cross_face overlap-add requires halo_adjoint")
-
         self.device = torch.device(device)
         self.precision = resolve_precision(precision, self.device)
         self.pipeline = pipeline.to(self.device).eval()
