@@ -8,16 +8,20 @@ plus FLOPs per tile and a projection to a production grid.
     python -m benchmarks.gpu_check --scaling         # rollout step cost for n = 48, 96, 192
     bash benchmarks/gpu_check.sh                     # the same, for a lent GPU machine
 
-Prints one JSON document (and writes it with --out). The projection is arithmetic on measured
-numbers, not a measurement: production step time = FLOPs per step / measured FLOP/s.
+Prints one JSON document (and writes it with --out). The projections are arithmetic on
+measured numbers, not measurements: the production step from the measured forward rate of
+production-size tiles (and, as a cross-check, from the rollout's achieved FLOP/s).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import ctypes
 import json
 import resource
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -27,7 +31,12 @@ from screamcast.data.stats import Stats
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.model.pipeline import Pipeline, input_channels
 from screamcast.model.unet import UNet
-from screamcast.rollout.stepper import PRECISIONS, GlobalStepper, resolve_precision
+from screamcast.rollout.stepper import (
+    PRECISIONS,
+    GlobalStepper,
+    inference_network,
+    resolve_precision,
+)
 
 PROG, DIAG, STATIC = ["u", "v", "vorticity", "tracer", "temperature"], ["precip"], ["orog"]
 
@@ -46,16 +55,65 @@ def _sync(device):
         torch.cuda.synchronize()
 
 
+def _proc_status_mb(field: str) -> float | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    return None
+
+
+def _release_freed_heap() -> None:
+    """Hand memory that is freed but still mapped back to the OS (glibc), so the resident set
+    counts live memory only; elsewhere a no-op."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+@contextmanager
+def peak_memory(device):
+    """Peak memory while the block runs, into the yielded dict (MB): on CUDA the tensors'
+    (``max_memory_allocated``); on CPU the process's resident set, freed heap released and its
+    high-water mark reset first (``/proc/self/clear_refs``); ``before_mb``: the baseline."""
+    m = {}
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        m["kind"] = "cuda max_memory_allocated"
+        m["before_mb"] = torch.cuda.memory_allocated(device) / 2**20
+    else:
+        _release_freed_heap()
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")  # reset VmHWM to the current RSS
+            m["kind"] = "peak RSS (high-water mark reset before)"
+        except OSError:
+            m["kind"] = "peak RSS of the whole process (no reset here)"
+        m["before_mb"] = _proc_status_mb("VmRSS") or 0.0
+    yield m
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        m["peak_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+    else:
+        ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        m["peak_mb"] = _proc_status_mb("VmHWM") or ru
+
+
 def train_step_rate(pipeline, device, size: int, batch: int, steps: int, bf16: bool) -> dict:
-    """Images per second of forward + backward + AdamW on random crops of ``size`` (``bf16``:
-    under bf16 autocast with channels_last, as on CUDA)."""
-    pipeline = pipeline.to(device).train()
+    """Images per second of forward + backward + AdamW on random crops of ``size``, set up as the
+    training loop does on CUDA when ``bf16`` (bf16 autocast, NHWC weights; the inputs stay NCHW
+    as the loader gives them)."""
     fmt = torch.channels_last if bf16 else torch.contiguous_format
-    pipeline = pipeline.to(memory_format=fmt)
+    pipeline = pipeline.to(device, memory_format=fmt).train()
     opt = torch.optim.AdamW(pipeline.parameters(), lr=1e-4)
-    state = torch.randn(batch, len(PROG), size, size, device=device).to(memory_format=fmt)
-    forcing = torch.rand(batch, 2, size, size, device=device).to(memory_format=fmt)
-    static = torch.randn(batch, len(STATIC) + 4, size, size, device=device).to(memory_format=fmt)
+    state = torch.randn(batch, len(PROG), size, size, device=device)
+    forcing = torch.rand(batch, 2, size, size, device=device)
+    static = torch.randn(batch, len(STATIC) + 4, size, size, device=device)
     target = torch.randn(batch, len(PROG) + len(DIAG), size, size, device=device)
 
     def step():
@@ -67,20 +125,47 @@ def train_step_rate(pipeline, device, size: int, batch: int, steps: int, bf16: b
 
     step()
     _sync(device)
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    _sync(device)
-    dt = (time.perf_counter() - t0) / steps
-    return {"crop": size, "batch": batch, "step_s": dt, "images_per_s": batch / dt}
+    with peak_memory(device) as mem:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        _sync(device)
+        dt = (time.perf_counter() - t0) / steps
+    return {"crop": size, "batch": batch, "step_s": dt, "images_per_s": batch / dt,
+            "memory_format": "channels_last" if bf16 else "contiguous", "memory": mem}  # fmt: skip
 
 
 def tile_flops(pipeline, size: int) -> int:
-    x = [torch.zeros(1, len(PROG), size, size), torch.zeros(1, 2, size, size),
-         torch.zeros(1, len(STATIC) + 4, size, size)]  # fmt: skip
+    """FLOPs of one tile's forward pass, counted on the meta device: shapes only, no arithmetic,
+    and the pipeline stays on its device."""
+    meta = copy.deepcopy(pipeline).to("meta").eval()
+    x = [torch.zeros(1, c, size, size, device="meta") for c in (len(PROG), 2, len(STATIC) + 4)]
     with FlopCounterMode(display=False) as counter:
-        pipeline.cpu().eval()(*x)
+        meta(*x)
     return int(counter.get_total_flops())
+
+
+def tile_forward_rate(pipeline, device, size: int, batch: int, steps: int, precision: str) -> dict:
+    """Tiles per second of the rollout's network forward alone on ``size`` tiles, set up as
+    :class:`GlobalStepper` runs it (NHWC weights, bf16 autocast per ``precision``)."""
+    net = inference_network(pipeline, device, channels_last=True)
+    bf16 = resolve_precision(precision, device) == "bf16"
+    x = [torch.randn(batch, c, size, size, device=device) for c in (len(PROG), 2, len(STATIC) + 4)]
+
+    def forward():
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            return net.predict(*x)  # (batch, C + D, size, size), under no_grad
+
+    forward()
+    _sync(device)
+    with peak_memory(device) as mem:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            forward()
+        _sync(device)
+        dt = (time.perf_counter() - t0) / steps
+    return {"tile": size, "batch": batch, "batch_s": dt, "tiles_per_s": batch / dt,
+            "memory": mem}  # fmt: skip
 
 
 def rollout_step_rate(pipeline, device, n: int, tile: int, halo: int, steps: int, batch: int,
@@ -90,16 +175,18 @@ def rollout_step_rate(pipeline, device, n: int, tile: int, halo: int, steps: int
                             halo_adjoint=True, precision=precision)  # fmt: skip
     x = torch.randn(len(PROG), 6, n, n)
     t0, t1 = np.datetime64("2020-01-01T00"), np.datetime64("2020-01-01T01")
-    stepper.step(x, t0, t1)
-    _sync(device)
-    start = time.perf_counter()
-    for _ in range(steps):
-        x = stepper.step(x, t0, t1)[: len(PROG)].cpu()
-    _sync(device)
-    dt = (time.perf_counter() - start) / steps
+    with peak_memory(device) as mem:  # from the first step: its allocations are the peak
+        stepper.step(x, t0, t1)
+        _sync(device)
+        start = time.perf_counter()
+        for _ in range(steps):
+            x = stepper.step(x, t0, t1)[: len(PROG)].cpu()
+        _sync(device)
+        dt = (time.perf_counter() - start) / steps
+    S = tile + 2 * halo
     return {"n": n, "tile": tile, "halo": halo, "tiles": layout.n_tiles, "step_s": dt,
-            "sim_days_per_wall_day_at_1h": 3600.0 / dt,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # fmt: skip
+            "sim_days_per_wall_day_at_1h": 3600.0 / dt, "tile_pixels": layout.n_tiles * S * S,
+            "memory": mem}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -116,45 +203,76 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--scaling", action="store_true", help="rollout step for n = 48, 96, 192")
     ap.add_argument("--precision", choices=PRECISIONS, default="auto",
-                    help="bf16: autocast + channels_last (auto: on CUDA); bf16 on CPU tests the "
-                    "GPU code path")  # fmt: skip
+                    help="bf16: autocast, and NHWC training too (auto: on CUDA); bf16 on CPU "
+                    "tests the GPU code path")  # fmt: skip
+    ap.add_argument(
+        "--production",
+        type=int,
+        nargs=3,
+        default=[2048, 128, 32],
+        metavar=("FACE", "TILE", "HALO"),
+        help="the grid to project to",
+    )
+    ap.add_argument(
+        "--production-batch",
+        type=int,
+        help="tiles per forward at the production tile size (64 on CUDA, 2 on CPU)",
+    )
     ap.add_argument("--out", help="also write the JSON here")
     a = ap.parse_args(argv)
     device = torch.device(a.device)
     pipeline = make_pipeline(a.width, a.levels)
     size = a.tile + 2 * a.halo
-    flops = tile_flops(pipeline, size)
     cuda = device.type == "cuda"
     bf16 = resolve_precision(a.precision, device) == "bf16"
     report = {
         "device": torch.cuda.get_device_name() if cuda else "cpu",
-        "precision": "bf16 autocast, channels_last" if bf16 else "fp32",
+        "precision": "bf16 autocast" if bf16 else "fp32",
         "model": {"width": a.width, "levels": a.levels},
-        "flops_per_tile_forward": flops,
+        "flops_per_tile_forward": tile_flops(pipeline, size),
     }
+    # Training NHWC as the loop's channels_last=null picks it on CUDA (bf16 here stands for CUDA).
     report["train"] = train_step_rate(pipeline, device, size, a.batch, a.steps, bf16)
     runs = [(48, 16, 8), (96, 32, 16), (192, 64, 16)] if a.scaling else [(a.n, a.tile, a.halo)]
     report["rollout"] = [
         rollout_step_rate(pipeline, device, n, t, h, a.steps, a.batch, a.precision)
         for n, t, h in runs
     ]
-    last = report["rollout"][-1]
-    achieved = (
-        last["tiles"] * tile_flops(pipeline, last["tile"] + 2 * last["halo"]) / last["step_s"]
-    )
-    prod_tiles, prod_size = 6 * (2048 // 128) ** 2, 128 + 2 * 32
-    prod_flops = prod_tiles * tile_flops(pipeline, prod_size)
-    report["projection"] = {
-        "grid": "face 2048, tile 128, halo 32", "tiles": prod_tiles,
-        "flops_per_step": prod_flops, "achieved_flops_per_s": achieved,
-        "projected_step_s": prod_flops / achieved,
-        "projected_sim_days_per_wall_day_at_1h": 3600.0 / (prod_flops / achieved),
-        "note": "a projection from the measured FLOP rate of this run, not a measurement",
+    report["projection"] = project(pipeline, device, report["rollout"], a)
+    return _emit(report, a.out)
+
+
+def project(pipeline, device, rollout: list[dict], a) -> dict:
+    """The production grid's step from the forward rate measured on its tile size (which also
+    measures the memory of one batch of its tiles)."""
+    face, tile, halo = a.production
+    tiles, size = 6 * (face // tile) ** 2, tile + 2 * halo
+    flops = tile_flops(pipeline, size)
+    batch = a.production_batch or (64 if device.type == "cuda" else 2)
+    fwd = tile_forward_rate(pipeline, device, size, batch, a.steps, a.precision)
+    step = tiles / fwd["tiles_per_s"]
+    last = rollout[-1]
+    rollout_rate = last["tiles"] * tile_flops(pipeline, last["tile"] + 2 * last["halo"])
+    rollout_rate /= last["step_s"]
+    return {
+        "grid": f"face {face}, tile {tile}, halo {halo}", "tiles": tiles, "tile_size": size,
+        "flops_per_tile_forward": flops, "flops_per_step": tiles * flops,
+        "tile_forward": fwd, "achieved_flops_per_s": fwd["tiles_per_s"] * flops,
+        "projected_step_s": step, "projected_sim_days_per_wall_day_at_1h": 3600.0 / step,
+        "rollout_achieved_flops_per_s": rollout_rate,
+        "projected_step_s_from_rollout_flops": tiles * flops / rollout_rate,
+        "note": "projections from this run's measurements, not measurements: the step is the "
+        "network forwards of every production tile at the rate measured on that tile size "
+        "(the rollout adds gather, reassembly, nudging and writing: 1.04-1.12x on CPU, "
+        "benchmarks/bench_rollout.py)",
     }  # fmt: skip
+
+
+def _emit(report: dict, out: str | None) -> dict:
     text = json.dumps(report, indent=2)
     print(text)
-    if a.out:
-        with open(a.out, "w") as f:
+    if out:
+        with open(out, "w") as f:
             f.write(text + "\n")
     return report
 

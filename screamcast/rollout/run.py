@@ -55,6 +55,7 @@ class RolloutOptions:
     storage_options: dict = field(default_factory=dict)
     progress: bool = True
     precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
+    channels_last: bool = True  # the network's convolutions in NHWC (see GlobalStepper)
 
 
 def _sha256(path: str) -> str:
@@ -128,6 +129,7 @@ def run_rollout(o: RolloutOptions) -> dict:
         "halo_adjoint": int(o.halo_adjoint),
         "halo_adjoint_cross_face": int(o.halo_adjoint_cross_face),
         "precision": resolve_precision(o.precision, o.device),
+        "memory_format": "channels_last" if o.channels_last else "contiguous",
         "nudging": int(nudger is not None), "reference": str(o.reference or ""),
         "command": " ".join(sys.argv), "Conventions": "CF-1.8",
     }  # fmt: skip
@@ -160,7 +162,7 @@ def run_rollout(o: RolloutOptions) -> dict:
     layout = TileLayout(grid, tile, halo)
     stepper = GlobalStepper(pipeline, layout, static_fields, o.device, o.batch_size,
                             o.halo_adjoint, o.halo_adjoint_cross_face, rank, world,
-                            o.precision)  # fmt: skip
+                            o.precision, o.channels_last)  # fmt: skip
     bar = _bar(o, k0) if rank == 0 else None
     t_wall = time.perf_counter()
     C = len(prog)

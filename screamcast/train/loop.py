@@ -67,6 +67,22 @@ def check_compatible(ckpt: dict, cfg: TrainConfig, path: str) -> None:
                 )
 
 
+def _match_parameter_layout(optimizer: torch.optim.Optimizer) -> None:
+    """Give each loaded optimizer state tensor its parameter's memory layout.
+
+    A checkpoint written with the other ``channels_last`` setting holds moments in the other
+    layout; AdamW's fused multi-tensor path needs a parameter and its moments to share strides
+    (otherwise it falls back to a slow per-tensor loop).
+    """
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            state = optimizer.state.get(p, {})
+            for key, value in state.items():
+                moment = torch.is_tensor(value) and value.shape == p.shape
+                if moment and value.stride() != p.stride():
+                    state[key] = torch.empty_like(p, dtype=value.dtype).copy_(value)
+
+
 def make_checkpoint(cfg, stats, pipeline, optimizer, scheduler, step, samples, best, dt) -> dict:
     """Self-contained for inference: weights, config, stats, variables, grid; plus the state to
     resume (optimizer, scheduler, counters, RNG). Tensors and plain containers only."""
@@ -124,6 +140,11 @@ def train(cfg: TrainConfig) -> Path:
     pipeline = build_pipeline(cfg, stats)
     if ckpt is not None:
         pipeline.load_state_dict(ckpt["model"])
+    channels_last = cfg.channels_last
+    if channels_last is None:
+        channels_last = fabric.device.type == "cuda"
+    if channels_last:
+        pipeline = pipeline.to(memory_format=torch.channels_last)
     o = cfg.optim
     optimizer = torch.optim.AdamW(
         pipeline.parameters(), lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay
@@ -132,6 +153,7 @@ def train(cfg: TrainConfig) -> Path:
     step, samples, best = 0, 0, float("inf")
     if resume:
         optimizer.load_state_dict(ckpt["optimizer"])
+        _match_parameter_layout(optimizer)
         scheduler.load_state_dict(ckpt["scheduler"])
         step, samples, best = ckpt["step"], ckpt["samples_seen"], ckpt["best_valid_loss"]
         best = cio.apply_best_valid_loss_floor(ckpt, run_dir) if fabric.global_rank == 0 else best

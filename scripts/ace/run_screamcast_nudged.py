@@ -39,6 +39,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
                    help="the network's arithmetic: bf16 autocast or fp32 (auto: bf16 on CUDA); "
                    "halo, reassembly and nudging are always fp32")  # fmt: skip
+    p.add_argument("--channels-last", action=argparse.BooleanOptionalAction, default=True,
+                   help="the network's convolutions in NHWC memory layout (faster on GPU and "
+                   "CPU; --no-channels-last for the plain NCHW layout)")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="continue an interrupted output")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
     p.add_argument("--no-progress", action="store_true")
@@ -146,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         nudge_vars=[v for v in args.nudge_vars.split(",") if v], device=args.device,
         batch_size=args.batch_size, resume=args.resume, overwrite=args.overwrite,
         progress=not args.no_progress, precision=args.precision,
+        channels_last=args.channels_last,
     )  # fmt: skip
     try:
         if args.config:

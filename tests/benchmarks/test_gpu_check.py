@@ -2,22 +2,69 @@
 # Copyright 2026 The screamcast authors
 """The prepared GPU check runs on CPU too (small sizes); no timing is asserted."""
 
+import argparse
+
+import numpy as np
 import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from benchmarks import gpu_check
 
 
 @pytest.mark.parametrize("precision", ["auto", "bf16"])
 def test_gpu_check_runs_on_cpu(tmp_path, precision):
-    """``bf16`` runs the CUDA configuration (autocast, channels_last) on CPU."""
+    """``bf16`` runs the CUDA configuration (autocast, NHWC training) on CPU."""
     out = tmp_path / "r.json"
     argv = ["--device", "cpu", "--n", "16", "--tile", "8", "--halo", "4", "--width", "8",
             "--batch", "2", "--steps", "1", "--precision", precision,
-            "--out", str(out)]  # fmt: skip
+            "--production", "32", "8", "4", "--out", str(out)]  # fmt: skip
     report = gpu_check.main(argv)
-    want = "fp32" if precision == "auto" else "bf16 autocast, channels_last"
-    assert report["device"] == "cpu" and report["precision"] == want
-    assert report["train"]["images_per_s"] > 0
-    assert report["rollout"][0]["tiles"] == 24 and report["flops_per_tile_forward"] > 0
-    assert report["projection"]["tiles"] == 1536 and report["projection"]["projected_step_s"] > 0
+    bf16 = precision == "bf16"
+    assert report["device"] == "cpu"
+    assert report["precision"] == ("bf16 autocast" if bf16 else "fp32")
+    train = report["train"]
+    assert train["images_per_s"] > 0
+    assert train["memory_format"] == ("channels_last" if bf16 else "contiguous")
+    roll = report["rollout"][0]
+    assert roll["tiles"] == 24 and roll["tile_pixels"] == 24 * 16 * 16
+    assert 0 < roll["memory"]["before_mb"] <= roll["memory"]["peak_mb"]
+    proj = report["projection"]
+    assert (proj["tiles"], proj["tile_size"]) == (96, 16) and proj["projected_step_s"] > 0
+    assert proj["flops_per_step"] == 96 * proj["flops_per_tile_forward"]
+    assert proj["tile_forward"]["tiles_per_s"] > 0 and proj["tile_forward"]["batch"] == 2
     assert out.exists()
+
+
+def test_flops_are_counted_on_the_meta_device_as_on_cpu():
+    pipeline = gpu_check.make_pipeline(8, 2)
+    x = [torch.zeros(1, c, 32, 32) for c in (5, 2, 5)]
+    with FlopCounterMode(display=False) as counter:
+        pipeline(*x)
+    assert gpu_check.tile_flops(pipeline, 32) == counter.get_total_flops() > 1e6
+    assert next(pipeline.parameters()).device.type == "cpu"  # the pipeline did not move
+
+
+def test_peak_memory_on_cpu_is_of_the_block_only():
+    """The high-water mark is reset on entry, so an earlier, larger peak does not count."""
+    big = torch.ones(100 * 2**20)  # 400 MB touched, then freed
+    del big
+    with gpu_check.peak_memory(torch.device("cpu")) as mem:
+        small = torch.ones(25 * 2**20)  # 100 MB
+        del small
+    grew = mem["peak_mb"] - mem["before_mb"]
+    assert 90 < grew < 300, mem
+
+
+def test_projection_uses_the_forward_rate_of_production_tiles(monkeypatch):
+    rate = {"tile": 16, "batch": 2, "batch_s": 1.0, "tiles_per_s": 2.0, "memory": {}}
+    monkeypatch.setattr(gpu_check, "tile_forward_rate", lambda *args: rate)
+    rollout = [{"tiles": 24, "tile": 8, "halo": 4, "step_s": 0.5}]
+    a = argparse.Namespace(production=[32, 8, 4], production_batch=None, steps=1,
+                           precision="fp32")  # fmt: skip
+    pipeline = gpu_check.make_pipeline(8, 2)
+    proj = gpu_check.project(pipeline, torch.device("cpu"), rollout, a)
+    flops = gpu_check.tile_flops(pipeline, 16)
+    assert proj["projected_step_s"] == 96 / 2.0 and proj["achieved_flops_per_s"] == 2.0 * flops
+    np.testing.assert_allclose(proj["projected_step_s_from_rollout_flops"],
+                               96 * flops / (24 * flops / 0.5), rtol=1e-12)  # fmt: skip

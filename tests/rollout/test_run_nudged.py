@@ -170,6 +170,24 @@ def test_bf16_rollout_on_cpu_is_the_gpu_path_and_stays_close_to_fp32(
         assert np.sqrt(np.mean((a - b) ** 2)) < 0.02 * change, v  # measured ~0.002
 
 
+def test_channels_last_is_the_default_and_matches_nchw(tiny_checkpoint, tiny_store, free16,
+                                                      tmp_path):  # fmt: skip
+    """The default NHWC convolutions (``free16``) against ``--no-channels-last``: another
+    summation order in the convolutions (the arrays differ), the same rollout to rounding."""
+    out = tmp_path / "nchw.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, "--no-channels-last", steps=16)) == 0
+    nchw, nhwc = open_out(out), open_out(free16)
+    assert (nchw.attrs["memory_format"], nhwc.attrs["memory_format"]) == (
+        "contiguous", "channels_last")  # fmt: skip
+    differs = False
+    for v in PROG:
+        a, b = nchw[v].values[-1], nhwc[v].values[-1]
+        differs |= not np.array_equal(a, b)
+        change = np.sqrt(np.mean((b - nhwc[v].values[0]) ** 2))
+        assert np.sqrt(np.mean((a - b) ** 2)) < 1e-5 * change, v  # measured 1e-7 to 1.2e-6
+    assert differs
+
+
 def test_nudged_beats_free_and_persistence(tiny_checkpoint, tiny_store, tiny_reference, free16,
                                            tmp_path):  # fmt: skip
     nudge = ["--reference", str(tiny_reference), "--nudge-vars", "u,v,temperature"]

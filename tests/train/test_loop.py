@@ -77,6 +77,30 @@ def test_bf16_mixed_on_cpu_is_the_gpu_path(tiny_store, tmp_path):
     assert cio.load_checkpoint(bf16 / "latest.pth")["config"]["precision"] == "bf16-mixed"
 
 
+def _is_nhwc(t: torch.Tensor) -> bool:
+    return t.is_contiguous(memory_format=torch.channels_last) and not t.is_contiguous()
+
+
+def test_channels_last_training_and_switching_layout_at_resume(tiny_store, tmp_path):
+    """``channels_last=true`` (what ``null`` picks on CUDA) trains NHWC weights to the same
+    losses as NCHW; a run resumed with the other layout converts the optimizer's moments."""
+    common = ["experiment=pytest", f"data.url={tiny_store}", "keep_every=0"]
+    nchw = train(config(*common, f"run_dir={tmp_path / 'nchw'}", "channels_last=false"))
+    nhwc = train(config(*common, f"run_dir={tmp_path / 'nhwc'}", "channels_last=true"))
+    switched = tmp_path / "switched"
+    train(config(*common, f"run_dir={switched}", "channels_last=false", "steps=4"))
+    train(config(*common, f"run_dir={switched}", "channels_last=true"))  # resumed to 6 steps
+    for r, s in zip(rows(nchw), rows(nhwc), strict=True):
+        assert abs(float(s["train_loss"]) - float(r["train_loss"])) < 1e-4 * float(r["train_loss"])
+    a, b, c = (cio.load_checkpoint(run / "latest.pth") for run in (nchw, nhwc, switched))
+    assert not _is_nhwc(a["model"]["net.stem.weight"]) and _is_nhwc(b["model"]["net.stem.weight"])
+    moments = [st["exp_avg"] for st in c["optimizer"]["state"].values()]
+    big = [m for m in moments if m.dim() == 4 and min(m.shape[1:3]) > 1]  # 3x3 convolutions
+    assert big and all(_is_nhwc(m) for m in big)  # converted from NCHW at the resume
+    for key, w in b["model"].items():
+        torch.testing.assert_close(c["model"][key], w, rtol=1e-4, atol=1e-6, msg=key)
+
+
 def test_misspelt_keys_fail_loudly(tiny_store):
     with pytest.raises(ConfigCompositionException):
         config("experiment=pytest", "data.urll=x")
