@@ -177,16 +177,18 @@ def test_stage_chain(tiny_store, tmp_path):
 
 @pytest.mark.distributed
 def test_two_rank_ddp_trains_saves_once_and_resumes(tiny_store, tmp_path):
+    """Resumed NHWC (what CUDA runs): DDP's gradient buckets follow the parameters' layout."""
     run = tmp_path / "ddp"
     extra = ["devices=2", "strategy=ddp", "accelerator=cpu", "data.num_workers=0"]
-    for steps in ("steps=4", "steps=6"):
+    for steps in (["steps=4"], ["steps=6", "channels_last=true"]):
         try:
             out = subprocess.run(
-                _cli(tiny_store, run, *extra, steps), capture_output=True, timeout=240
+                _cli(tiny_store, run, *extra, *steps), capture_output=True, timeout=240
             )
         except subprocess.TimeoutExpired as err:
             pytest.fail(f"two-rank training hung: {err}")
         assert out.returncode == 0, out.stderr.decode()[-3000:]
+        assert b"Grad strides do not match bucket view strides" not in out.stderr
     log = rows(run)
     assert [int(r["step"]) for r in log] == [1, 2, 3, 4, 5, 6]  # rank 0 alone writes
     assert int(log[-1]["samples"]) == 6 * 2 * 2  # global batch = 2 per rank x 2 ranks
