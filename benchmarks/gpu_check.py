@@ -104,6 +104,21 @@ def peak_memory(device):
         m["peak_mb"] = _proc_status_mb("VmHWM") or ru
 
 
+def _timed(fn, steps: int, device) -> tuple[float, dict]:
+    """Seconds per call of ``fn`` after one warm-up call, and the peak memory of all the calls,
+    the warm-up's included (what it allocates to keep, optimizer state or scratch buffers,
+    is part of what the step takes)."""
+    with peak_memory(device) as mem:
+        fn()
+        _sync(device)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            fn()
+        _sync(device)
+        dt = (time.perf_counter() - t0) / steps
+    return dt, mem
+
+
 def train_step_rate(pipeline, device, size: int, batch: int, steps: int, bf16: bool) -> dict:
     """Images per second of forward + backward + AdamW on random crops of ``size``, set up as the
     training loop does on CUDA when ``bf16`` (bf16 autocast, NHWC weights; the inputs stay NCHW
@@ -123,14 +138,7 @@ def train_step_rate(pipeline, device, size: int, batch: int, steps: int, bf16: b
         loss.backward()
         opt.step()
 
-    step()
-    _sync(device)
-    with peak_memory(device) as mem:
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step()
-        _sync(device)
-        dt = (time.perf_counter() - t0) / steps
+    dt, mem = _timed(step, steps, device)
     return {"crop": size, "batch": batch, "step_s": dt, "images_per_s": batch / dt,
             "memory_format": "channels_last" if bf16 else "contiguous", "memory": mem}  # fmt: skip
 
@@ -156,14 +164,7 @@ def tile_forward_rate(pipeline, device, size: int, batch: int, steps: int, preci
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             return net.predict(*x)  # (batch, C + D, size, size), under no_grad
 
-    forward()
-    _sync(device)
-    with peak_memory(device) as mem:
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            forward()
-        _sync(device)
-        dt = (time.perf_counter() - t0) / steps
+    dt, mem = _timed(forward, steps, device)
     return {"tile": size, "batch": batch, "batch_s": dt, "tiles_per_s": batch / dt,
             "memory": mem}  # fmt: skip
 
@@ -173,16 +174,13 @@ def rollout_step_rate(pipeline, device, n: int, tile: int, halo: int, steps: int
     layout = TileLayout(CubedSphereGrid(n), tile, halo)
     stepper = GlobalStepper(pipeline, layout, np.zeros((len(STATIC), 6, n, n)), str(device), batch,
                             halo_adjoint=True, precision=precision)  # fmt: skip
-    x = torch.randn(len(PROG), 6, n, n)
+    state = [torch.randn(len(PROG), 6, n, n)]
     t0, t1 = np.datetime64("2020-01-01T00"), np.datetime64("2020-01-01T01")
-    with peak_memory(device) as mem:  # from the first step: its allocations are the peak
-        stepper.step(x, t0, t1)
-        _sync(device)
-        start = time.perf_counter()
-        for _ in range(steps):
-            x = stepper.step(x, t0, t1)[: len(PROG)].cpu()
-        _sync(device)
-        dt = (time.perf_counter() - start) / steps
+
+    def step():
+        state[0] = stepper.step(state[0], t0, t1)[: len(PROG)].cpu()
+
+    dt, mem = _timed(step, steps, device)
     S = tile + 2 * halo
     return {"n": n, "tile": tile, "halo": halo, "tiles": layout.n_tiles, "step_s": dt,
             "sim_days_per_wall_day_at_1h": 3600.0 / dt, "tile_pixels": layout.n_tiles * S * S,
