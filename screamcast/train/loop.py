@@ -71,8 +71,9 @@ def _match_parameter_layout(optimizer: torch.optim.Optimizer) -> None:
     """Give each loaded optimizer state tensor its parameter's memory layout.
 
     A checkpoint written with the other ``channels_last`` setting holds moments in the other
-    layout; AdamW's fused multi-tensor path needs a parameter and its moments to share strides
-    (otherwise it falls back to a slow per-tensor loop).
+    layout, and they would keep it (the updates are in place); AdamW's multi-tensor kernels
+    need a parameter, its gradient and its moments to share strides, or they fall back to one
+    kernel per tensor.
     """
     for group in optimizer.param_groups:
         for p in group["params"]:
