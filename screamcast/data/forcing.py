@@ -42,11 +42,25 @@ def cos_zenith(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray
 def cos_zenith_broadcast(time: np.ndarray, sin_lat, cos_lat, sin_lon, cos_lon) -> np.ndarray:
     """Cosine of the solar zenith angle where ``time`` and the points broadcast against each
     other, e.g. ``(B, T, 1, 1)`` times of ``(B, 1, S, S)`` crops: a batch in one call."""
+    return cos_zenith_from_terms(solar_terms(time), sin_lat, cos_lat, sin_lon, cos_lon)
+
+
+def solar_terms(time: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``sin`` and ``cos`` of the declination, ``cos a`` and ``sin a`` (the hour angle is
+    ``a + lon``), shaped like ``time``: all of the zenith angle that depends on time alone."""
     doy, hours = _day_of_year_and_utc_hours(time)
     decl = np.radians(23.44) * np.sin(2 * np.pi * (doy - 81.0) / 365.0)
-    a = 2 * np.pi * hours / 24.0 - np.pi  # the hour angle is a + lon
-    cos_hour_angle = np.cos(a) * cos_lon - np.sin(a) * sin_lon
-    return sin_lat * np.sin(decl) + cos_lat * np.cos(decl) * cos_hour_angle
+    a = 2 * np.pi * hours / 24.0 - np.pi
+    return np.sin(decl), np.cos(decl), np.cos(a), np.sin(a)
+
+
+def cos_zenith_from_terms(terms, sin_lat, cos_lat, sin_lon, cos_lon):
+    """The zenith cosine from :func:`solar_terms` and the points' trigonometry. Arithmetic
+    only, so the points may be numpy arrays or torch tensors (the rollout evaluates its tiles
+    on their device); the same operations in the same order either way."""
+    sin_d, cos_d, cos_a, sin_a = terms
+    cos_hour_angle = cos_a * cos_lon - sin_a * sin_lon
+    return sin_lat * sin_d + cos_lat * cos_d * cos_hour_angle
 
 
 def insolation(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:

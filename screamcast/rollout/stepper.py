@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from screamcast.data.crops import ExtendedFaceGeometry
-from screamcast.data.forcing import SOLAR_CONSTANT, insolation, position_features
+from screamcast.data.forcing import cos_zenith_from_terms, position_features, solar_terms
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import Pipeline
@@ -64,32 +64,40 @@ class GlobalStepper:
         self.halo_adjoint, self.cross_face = halo_adjoint, cross_face
         pos = layout.tile_pixel_positions()  # (n_tiles, S, S) into the (6, P, P) extended faces
         geo = ExtendedFaceGeometry(layout)
-        self.tile_lat, self.tile_lon = geo.lat.reshape(-1)[pos], geo.lon.reshape(-1)[pos]
+        lat, lon = geo.lat.reshape(-1)[pos], geo.lon.reshape(-1)[pos]
         st = torch.as_tensor(static, dtype=torch.float32, device=self.device)[
             None
         ]  # (1, F, 6, n, n)
-        feats = torch.as_tensor(position_features(self.tile_lat, self.tile_lon), device=self.device)
+        feats = torch.as_tensor(position_features(lat, lon), device=self.device)  # (4, nt, S, S)
         self.static_tiles = torch.cat(
             [self.op.gather(st), feats.transpose(0, 1)], dim=1
         )  # (nt, F+4, S, S)
 
-    def forcing(self, t0: np.datetime64, t1: np.datetime64) -> torch.Tensor:
-        """Insolation / S0 at t and t+1 on every tile pixel: ``(n_tiles, 2, S, S)``."""
-        sun = insolation(np.array([t0, t1]), self.tile_lat, self.tile_lon) / SOLAR_CONSTANT
-        return torch.as_tensor(sun, dtype=torch.float32, device=self.device).transpose(0, 1)
+    def forcing(self, t0: np.datetime64, t1: np.datetime64, tiles=slice(None)) -> torch.Tensor:
+        """Insolation / S0 at t and t+1 on the ``tiles`` (a slice): ``(n, 2, S, S)``.
+
+        Evaluated on the device from the tiles' float32 position features, in float64, as the
+        training crops evaluate it from theirs (the same values bit for bit); only the solar
+        terms of the two times come from the host. (Evaluated on the host, a production grid's
+        57M tile pixels took longer than the network's forward passes on a GPU.)
+        """
+        terms = [torch.as_tensor(v, device=self.device).view(1, 2, 1, 1)
+                 for v in solar_terms(np.array([t0, t1]))]  # fmt: skip
+        trig = self.static_tiles[tiles, -4:, None].double().unbind(1)  # 4 x (n, 1, S, S)
+        return cos_zenith_from_terms(terms, *trig).clamp_(min=0.0).float()  # (n, 2, S, S)
 
     @torch.no_grad()
     def predict_tiles(self, x: torch.Tensor, t0, t1) -> torch.Tensor:
         """``x (C, 6, n, n)`` -> predictions on every tile pixel ``(n_tiles, C + D, S, S)``."""
         tiles = self.op.gather(x[None].to(self.device))  # (n_tiles, C, S, S)
-        forcing = self.forcing(t0, t1)
         out = None
         starts = list(range(0, tiles.shape[0], self.batch_size))
         bf16 = self.precision == "bf16"
         for b in starts[self.rank :: self.world]:
             sl = slice(b, b + self.batch_size)
+            forcing = self.forcing(t0, t1, sl)  # (batch, 2, S, S), float32
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
-                y = self.pipeline.predict(tiles[sl], forcing[sl], self.static_tiles[sl]).float()
+                y = self.pipeline.predict(tiles[sl], forcing, self.static_tiles[sl]).float()
             if out is None:
                 out = torch.zeros((tiles.shape[0], *y.shape[1:]), device=self.device)
             out[sl] = y

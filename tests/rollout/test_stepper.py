@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""GlobalStepper's inputs: the tiles' insolation and position features are the training crops'."""
+
+import numpy as np
+import torch
+import xarray as xr
+
+from screamcast.data.crops import ExtendedFaceGeometry
+from screamcast.data.dataset import CropDataset
+from screamcast.data.forcing import SOLAR_CONSTANT, insolation
+from screamcast.data.stats import Stats
+from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.model.pipeline import Pipeline, input_channels
+from screamcast.model.unet import UNet
+from screamcast.rollout.stepper import GlobalStepper
+
+PROG, STATIC = ["u", "v"], ["orography"]
+
+
+def stepper(layout: TileLayout) -> GlobalStepper:
+    names = PROG + STATIC
+    stats = Stats({v: 0.0 for v in names}, {v: 1.0 for v in names}, {v: 1.0 for v in names})
+    net = UNet(input_channels(len(PROG), len(STATIC)), len(PROG), 8, 1)
+    n = layout.n
+    return GlobalStepper(Pipeline(net, stats, PROG, [], STATIC), layout, np.zeros((1, 6, n, n)))
+
+
+def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store):
+    """Crops of size tile + 2*halo that sit on a tile get the same insolation and position
+    features, to the bit, as the rollout computes for that tile on its device."""
+    layout = TileLayout(CubedSphereGrid(16), tile=8, halo=4)
+    T, m, S = layout.tile, layout.tiles_per_side, layout.size
+    times = xr.open_zarr(tiny_store)["time"].values
+    data = CropDataset(str(tiny_store), layout, PROG, [], STATIC, crop=S, steps=1, samples=400,
+                       in_memory=True, times=times)  # fmt: skip
+    step = stepper(layout)
+    on_a_tile = [i for i in range(len(data)) if data.draw(i)[2] % T == data.draw(i)[3] % T == 0]
+    assert len(on_a_tile) >= 5
+    for i in on_a_tile:
+        t, f, oy, ox = data.draw(i)
+        tile = (f * m + oy // T) * m + ox // T  # tiles are (face, row, column)-major
+        crop = data[i]
+        got = step.forcing(times[t], times[t + 1], slice(tile, tile + 1))[0]  # (2, S, S)
+        assert torch.equal(got, crop["forcing"][:, 0]), (t, f, oy, ox)
+        assert torch.equal(step.static_tiles[tile, 1:], crop["static"][1:])  # position features
+
+
+def test_tile_forcing_is_the_insolation_of_the_tile_pixels():
+    """Against the float64 insolation of the tiles' own lat/lon (the features are float32)."""
+    layout = TileLayout(CubedSphereGrid(24), tile=8, halo=4)
+    step = stepper(layout)
+    geo = ExtendedFaceGeometry(layout)
+    pos = layout.tile_pixel_positions()  # (n_tiles, S, S)
+    lat, lon = geo.lat.reshape(-1)[pos], geo.lon.reshape(-1)[pos]
+    t0, t1 = np.datetime64("2020-06-21T05:00"), np.datetime64("2020-06-21T06:00")
+    want = insolation(np.array([t0, t1]), lat, lon).transpose(1, 0, 2, 3) / SOLAR_CONSTANT
+    got = step.forcing(t0, t1)  # (n_tiles, 2, S, S)
+    assert got.shape == want.shape and got.dtype == torch.float32
+    np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=1e-6)
+    assert 0.2 < float((got > 0).float().mean()) < 0.8  # day and night both present
+    torch.testing.assert_close(step.forcing(t0, t1, slice(10, 20)), got[10:20], rtol=0, atol=0)
