@@ -181,10 +181,28 @@ def rollout_step_rate(pipeline, device, n: int, tile: int, halo: int, steps: int
         state[0] = stepper.step(state[0], t0, t1)[: len(PROG)].cpu()
 
     dt, mem = _timed(step, steps, device)
+    phases = step_phases(stepper, state[0], t0, t1, steps, device)
     S = tile + 2 * halo
     return {"n": n, "tile": tile, "halo": halo, "tiles": layout.n_tiles, "step_s": dt,
             "sim_days_per_wall_day_at_1h": 3600.0 / dt, "tile_pixels": layout.n_tiles * S * S,
-            "memory": mem}  # fmt: skip
+            "memory": mem, "phases_s": phases}  # fmt: skip
+
+
+def step_phases(stepper: GlobalStepper, x: torch.Tensor, t0, t1, steps: int, device) -> dict:
+    """Seconds of each part of a step, each timed on its own (synchronised): where a GPU step's
+    time goes. ``forwards`` is ``predict_tiles`` less its gather and insolation."""
+    x = x.to(device)
+    tiles = stepper.predict_tiles(x, t0, t1)  # (n_tiles, C + D, S, S)
+    parts = {
+        "gather": lambda: stepper.op.gather(x[None]),
+        "insolation": lambda: stepper.forcing(t0, t1),
+        "predict_tiles": lambda: stepper.predict_tiles(x, t0, t1),
+        "adjoint": lambda: stepper.op.adjoint(tiles, cross_face=stepper.cross_face),
+        "to_host": lambda: stepper.op.crop(tiles).cpu(),
+    }
+    s = {name: _timed(fn, steps, device)[0] for name, fn in parts.items()}
+    s["forwards"] = s["predict_tiles"] - s["gather"] - s["insolation"]
+    return s
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -32,6 +32,9 @@ def test_gpu_check_runs_on_cpu(tmp_path, precision):
     roll = report["rollout"][0]
     assert roll["tiles"] == 24 and roll["tile_pixels"] == 24 * 16 * 16
     assert 0 < roll["memory"]["before_mb"] <= roll["memory"]["peak_mb"]
+    phases = roll["phases_s"]
+    assert set(phases) == {"gather", "insolation", "predict_tiles", "forwards", "adjoint",
+                           "to_host"} and min(phases.values()) > 0  # fmt: skip
     proj = report["projection"]
     assert (proj["tiles"], proj["tile_size"]) == (96, 16) and proj["projected_step_s"] > 0
     assert proj["flops_per_step"] == 96 * proj["flops_per_tile_forward"]
