@@ -78,12 +78,13 @@ class GlobalStepper:
 
         Evaluated on the device from the tiles' float32 position features, in float64, as the
         training crops evaluate it from theirs (the same values bit for bit); only the solar
-        terms of the two times come from the host. (Evaluated on the host, a production grid's
-        57M tile pixels took longer than the network's forward passes on a GPU.)
+        terms of the two times come from the host. (On the host, a production grid's 57M tile
+        pixels would take seconds per step, longer than the network's forwards on a GPU.)
         """
-        terms = [torch.as_tensor(v, device=self.device).view(1, 2, 1, 1)
+        wide = torch.float32 if self.device.type == "mps" else torch.float64  # MPS: no float64
+        terms = [torch.as_tensor(v, dtype=wide, device=self.device).view(1, 2, 1, 1)
                  for v in solar_terms(np.array([t0, t1]))]  # fmt: skip
-        trig = self.static_tiles[tiles, -4:, None].double().unbind(1)  # 4 x (n, 1, S, S)
+        trig = self.static_tiles[tiles, -4:, None].to(wide).unbind(1)  # 4 x (n, 1, S, S)
         return cos_zenith_from_terms(terms, *trig).clamp_(min=0.0).float()  # (n, 2, S, S)
 
     @torch.no_grad()
