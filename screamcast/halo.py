@@ -136,7 +136,12 @@ class HaloOperator:
         ext = self.extend(x, self._scratch_buffer("ext", (B, C, 6, P, P), x.dtype))
         win = ext.unfold(3, S, T).unfold(4, S, T)  # (B, C, 6, m, m, S, S) view
         win = win.permute(0, 2, 3, 4, 1, 5, 6)  # (B, 6, m, m, C, S, S)
-        return win.reshape(B * 6 * m * m, C, S, S)  # one strided copy
+        # One strided copy into a fresh tensor. Not ``reshape``: with one tile per face
+        # (m = 1) and C = 1 the windows are already contiguous, reshape returns a view of the
+        # scratch buffer, and the next gather or overlap-add overwrites the caller's tiles.
+        tiles = x.new_empty(B * 6 * m * m, C, S, S)
+        tiles.view(B, 6, m, m, C, S, S).copy_(win)
+        return tiles  # (B * n_tiles, C, S, S)
 
     def crop(self, tiles: torch.Tensor) -> torch.Tensor:
         """Each tile's centre back in place, halo ignored: ``-> (B, C, 6, n, n)``."""

@@ -84,6 +84,34 @@ def test_cross_face_adjoint_changes_only_pixels_near_face_edges(op):
     print(f"cross-face overlap-add changes {sources.sum()} of {sources.size} pixels")
 
 
+# Every layout the package accepts: one tile per face (tile = n), halo = tile, halo > tile / 2,
+# the widest halo (n // 2), no halo. (1, 1) is the batch/channel shape at which the tiles of a
+# one-tile face used to alias the operator's scratch buffer (NaN adjoint, wrong crops).
+LAYOUTS = [(16, 16, 4), (32, 32, 8), (8, 8, 4), (16, 16, 8), (16, 8, 8), (16, 4, 3),
+           (16, 2, 8), (24, 8, 4), (12, 6, 5), (16, 16, 0)]  # fmt: skip
+
+
+@pytest.mark.parametrize("n, tile, halo", LAYOUTS)
+@pytest.mark.parametrize("B, C", [(1, 1), (2, 3)])
+def test_operator_identities_hold_for_every_accepted_layout(n, tile, halo, B, C):
+    op = HaloOperator(TileLayout(CubedSphereGrid(n), tile=tile, halo=halo))
+    gen = torch.Generator().manual_seed(n + tile + halo)
+    x = torch.randn(B, C, 6, n, n, dtype=torch.float64, generator=gen)
+    tiles = op.gather(x)
+    torch.testing.assert_close(tiles, explicit_gather(op.layout, x), rtol=0, atol=1e-15)
+    op.gather(2 * x)  # a second call must not change the tiles the first one returned
+    assert torch.equal(op.crop(tiles), x)
+    # the mean of c equal copies (up to 81 here): exact when c is a power of two, else rounded
+    torch.testing.assert_close(op.adjoint(tiles, cross_face=False), x, rtol=1e-14, atol=0)
+    one = torch.ones_like(x)
+    assert (op.adjoint(op.gather(one), cross_face=True) - 1).abs().max() <= 1e-15
+    y = torch.randn(tiles.shape, dtype=torch.float64, generator=gen)
+    mask = torch.as_tensor(~op.layout.cross_face_mask(), dtype=x.dtype).repeat(B, 1, 1)[:, None]
+    for cross_face, gx in ((True, tiles), (False, tiles * mask)):
+        lhs, rhs = (gx * y).sum().item(), (x * op.transpose(y, cross_face)).sum().item()
+        assert abs(lhs - rhs) <= 1e-12 * abs(lhs), (cross_face, lhs, rhs)
+
+
 def test_zero_halo_is_plain_tiling():
     op0 = HaloOperator(TileLayout(CubedSphereGrid(8), tile=4, halo=0))
     x = torch.randn(1, 1, 6, 8, 8)
