@@ -227,6 +227,9 @@ def validate_latlon(ds: xr.Dataset, name: str, variables: Sequence[str]) -> None
         if axis not in ds.coords or ds[axis].dims != (axis,):
             raise StoreError(f"store {name}: needs a 1-D coordinate '{axis}' in degrees")
         values = ds[axis].values.astype(float)
+        units = str(ds[axis].attrs.get("units", ""))
+        if "rad" in units.lower():
+            raise StoreError(f"store {name}: coordinate '{axis}' is in {units}; degrees expected")
         if not np.all(np.isfinite(values)) or np.abs(values).max() > bound:
             raise StoreError(
                 f"store {name}: coordinate '{axis}' must be finite degrees within "
@@ -234,7 +237,22 @@ def validate_latlon(ds: xr.Dataset, name: str, variables: Sequence[str]) -> None
             )
         if values.size > 1 and not (np.all(np.diff(values) > 0) or np.all(np.diff(values) < 0)):
             raise StoreError(f"store {name}: coordinate '{axis}' is not strictly monotonic")
+    _refuse_radians(ds, name)
     _validate_time(ds, name)
+
+
+def _refuse_radians(ds: xr.Dataset, name: str) -> None:
+    """Axes without a units attr that fit inside [-pi/2, pi/2] x [-pi, 2 pi] are radians far
+    more often than a region of a few degrees: refuse them unless their units say degrees."""
+    lat, lon = ds["lat"].values.astype(float), ds["lon"].values.astype(float)
+    declared = any("degree" in str(ds[a].attrs.get("units", "")).lower() for a in ("lat", "lon"))
+    small = np.abs(lat).max() <= np.pi / 2 + 1e-9 and -np.pi - 1e-9 <= lon.min()
+    if not declared and small and lon.max() <= 2 * np.pi + 1e-9 and lat.size * lon.size > 4:
+        raise StoreError(
+            f"store {name}: coordinates 'lat' ({lat.min():.4g} to {lat.max():.4g}) and 'lon' "
+            f"({lon.min():.4g} to {lon.max():.4g}) look like radians; degrees expected (if "
+            "they are degrees, set their units attr to degrees_north / degrees_east)"
+        )
 
 
 def _validate_time(ds: xr.Dataset, name: str) -> None:

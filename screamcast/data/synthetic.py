@@ -28,6 +28,7 @@ import xarray as xr
 
 from screamcast import __version__
 from screamcast.data.forcing import cos_zenith, insolation
+from screamcast.data.time_coding import time_units
 from screamcast.grid.cubed_sphere import CubedSphereGrid, latlon_to_xyz
 
 EARTH_RADIUS = 6.37122e6  # m
@@ -215,7 +216,8 @@ def write_store(
             }
             encoding = {name: {"chunks": chunks} for name in PROGNOSTIC + DIAGNOSTIC}
             encoding |= {name: {"chunks": chunks[1:]} for name in STATIC}
-            encoding["time"] = {"units": f"hours since {start}", "dtype": "float64"}
+            # exact integer counts (a 20-min step is not a whole number of float hours)
+            encoding["time"] = {"units": time_units(times, t0), "dtype": "int64"}
             ds.to_zarr(
                 path,
                 mode="w-",

@@ -5,8 +5,10 @@
 ``P`` keeps the scales the reference resolves: the block mean over each reference cell,
 broadcast back (the identity when the reference is on the model grid). A regular lat-lon
 reference is put on the cube by nearest neighbour (:mod:`screamcast.grid.regrid`) and ``P`` is
-the area-weighted mean over the cube cells that share a nearest reference point. The reference
-is interpolated linearly in time; a rollout past its last time is refused before any step runs.
+the area-weighted mean over the cube cells that share a nearest reference point; cells outside
+a regional reference's domain are not nudged (or, with ``partial="refuse"``, such a reference
+is refused). The reference is interpolated linearly in time; a rollout past its last time, a
+non-finite reference value and units other than the model's are refused.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import xarray as xr
 
 from screamcast.data.store import with_retries
 from screamcast.grid.cubed_sphere import CubedSphereGrid
-from screamcast.grid.regrid import NearestMap, latlon_points, nearest_map
+from screamcast.grid.regrid import NearestMap, latlon_points, nearest_map, regular_spacing_deg
 
 
 class NudgingError(ValueError):
@@ -37,13 +39,14 @@ class Nudger:
         dt: np.timedelta64,
         n: int,
         name: str = "reference",
+        partial: str = "nudge",
     ):
         if not tau_hours > 0:
-            raise NudgingError(f"--nudge-tau-hours must be positive, got {tau_hours}")
+            raise NudgingError(f"nudge_tau_hours must be positive, got {tau_hours}")
         for v in variables:
             if v not in state_vars:
                 raise NudgingError(
-                    f"--nudge-vars: '{v}' is not a prognostic variable of the checkpoint "
+                    f"nudge_vars: '{v}' is not a prognostic variable of the checkpoint "
                     f"({', '.join(state_vars)})"
                 )
             if v not in reference:
@@ -51,9 +54,19 @@ class Nudger:
         self.map: NearestMap | None = None
         self.factor = 1
         if "lat" in reference.dims and "lon" in reference.dims:  # a regular lat-lon grid
-            lat, lon = latlon_points(reference["lat"].values, reference["lon"].values)
+            lat1, lon1 = reference["lat"].values, reference["lon"].values
             self._grid = CubedSphereGrid(n)  # its cell areas weight the group means too
-            self.map = nearest_map(self._grid, lat, lon)
+            limit = regular_spacing_deg(lat1, lon1)
+            self.map = nearest_map(self._grid, *latlon_points(lat1, lon1), limit)
+            if partial not in ("nudge", "refuse"):
+                raise NudgingError(f"partial must be 'nudge' or 'refuse', got {partial!r}")
+            uncovered = 1.0 - self.map.covered_fraction
+            if partial == "refuse" and uncovered > 1e-9:
+                raise NudgingError(
+                    f"{name} covers {100 * (1 - uncovered):.1f}% of the globe (lat "
+                    f"{lat1.min():g} to {lat1.max():g}, lon {lon1.min():g} to {lon1.max():g}); "
+                    "a global reference is required"
+                )
             self._groups: dict[tuple, tuple[torch.Tensor, ...]] = {}
         else:
             n_ref = reference.sizes["y"]
@@ -93,10 +106,29 @@ class Nudger:
 
         where = f"{self.name} at {self.times[i]}"
         try:
-            return with_retries(read, where).astype(np.float64)
+            data = with_retries(read, where).astype(np.float64)
         except Exception as err:  # a corrupt chunk's codec error names no store or time
             err.add_note(f"reading the nudging reference {where}")
             raise
+        for k, v in enumerate(self.variables):
+            bad = ~np.isfinite(data[k])
+            if bad.any():
+                dims = "(face, y, x)" if self.map is None else "(lat, lon)"
+                pos = tuple(int(p) for p in np.argwhere(bad)[0])
+                raise NudgingError(f"{where}: variable '{v}' has {int(bad.sum())} non-finite "
+                                   f"values, the first at {dims} = {pos}")  # fmt: skip
+        return data
+
+    def check_units(self, model_units: dict[str, str | None]) -> None:
+        """Refuse a reference variable whose ``units`` attr differs from the model's (a degC
+        reference nudging a K model would pull temperature ~273 K off). Missing attrs pass."""
+        for v, want in model_units.items():
+            have = self.reference[v].attrs.get("units")
+            if want and have and _canonical_units(have) != _canonical_units(want):
+                raise NudgingError(
+                    f"{self.name}: variable '{v}' is in '{have}', the model's in '{want}': "
+                    "convert the reference first"
+                )
 
     def _at(self, i: int) -> np.ndarray:
         """Time index ``i``, cached with ``i - 1``; reading ``i + 1`` starts in the background
@@ -150,24 +182,39 @@ class Nudger:
             m = self.map
             as_long = dict(dtype=torch.long, device=like.device)
             as_like = dict(dtype=like.dtype, device=like.device)
+            covered = m.covered.ravel()
             self._groups[key] = (
                 torch.as_tensor(m.source.ravel(), **as_long),  # (6 n n,) reference point
                 torch.as_tensor(m.group.ravel(), **as_long),  # (6 n n,) group
-                torch.as_tensor(self._grid.area.ravel(), **as_like),  # (6 n n,) area
-                torch.as_tensor(m.group_area, **as_like),  # (groups,) area
+                torch.as_tensor(self._grid.area.ravel() * covered, **as_like),  # (6 n n,)
+                # (groups,) area of the covered cells; 1 for a group with none (never used)
+                torch.as_tensor(np.where(m.group_area > 0, m.group_area, 1.0), **as_like),
+                torch.as_tensor(covered, dtype=torch.bool, device=like.device),  # (6 n n,)
             )
         return self._groups[key]
 
     def _apply_nearest(self, x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
         """``x += alpha * (ref[source] - mean_group(x))``; ``ref (V, n_points)``."""
-        source, group, area, group_area = self._group_tensors(x)
+        source, group, area, group_area, covered = self._group_tensors(x)
         for k, c in enumerate(self.index):
             field = x[c].reshape(-1)  # (6 n n,)
             sums = torch.zeros_like(group_area).index_add_(0, group, field * area)
             mean = (sums / group_area)[group]  # (6 n n,)
-            x[c] += (self.alpha * (ref[k][source] - mean)).view(x[c].shape)  # (6, n, n)
+            delta = torch.where(covered, self.alpha * (ref[k][source] - mean), 0.0)
+            x[c] += delta.view(x[c].shape)  # (6, n, n)
         return x
 
     def attrs(self) -> dict:
+        coverage = 1.0 if self.map is None else round(self.map.covered_fraction, 6)
         return {"nudge_vars": ",".join(self.variables), "nudge_tau_hours": self.tau_hours,
-                "nudge_alpha": self.alpha, "nudge_projection": self.projection}  # fmt: skip
+                "nudge_alpha": self.alpha, "nudge_projection": self.projection,
+                "nudge_coverage": coverage}  # fmt: skip
+
+
+_UNIT_SPELLINGS = {"m/s": "m s-1", "m s^-1": "m s-1", "k": "K", "kelvin": "K", "degk": "K",
+                   "deg_k": "K", "1/s": "s-1", "s^-1": "s-1", "pa": "Pa"}  # fmt: skip
+
+
+def _canonical_units(units: str) -> str:
+    u = " ".join(str(units).strip().split())
+    return _UNIT_SPELLINGS.get(u.lower(), u)

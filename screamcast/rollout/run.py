@@ -1,196 +1,136 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""The nudged global rollout: validate everything, then step, nudge, clip and stream out.
+"""The nudged global rollout: plan (check everything, write nothing), then step, nudge, clip
+and stream out under an exclusive lock on the output.
 
-Every input is checked before the first step (checkpoint, stores, start time, reference
-coverage, output path, nudging settings), so a bad run fails in seconds and touches nothing.
+How the output is created, replaced and resumed without ever losing a user's data:
+:mod:`screamcast.rollout.output`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
 
-from screamcast import __version__
-from screamcast import checkpoint_io as cio
 from screamcast.data.stats import Stats
-from screamcast.data.store import open_store, time_step
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.file_lock import FileLock
+from screamcast.grid import TileLayout
 from screamcast.metrics import area_weighted_bias, area_weighted_rmse
 from screamcast.model.pipeline import build_pipeline
-from screamcast.rollout.nudging import Nudger
-from screamcast.rollout.stepper import GlobalStepper, resolve_precision
+from screamcast.rollout import output as out
+from screamcast.rollout.plan import RolloutError, RolloutOptions, RolloutPlan, plan_rollout
+from screamcast.rollout.stepper import GlobalStepper
 from screamcast.rollout.writer import RolloutWriter
 
-
-class RolloutError(ValueError):
-    """Bad input to a rollout, found before any step ran."""
-
-
-@dataclass
-class RolloutOptions:
-    checkpoint: str
-    data: str
-    output: str
-    start: str | None = None
-    steps: int = 24
-    reference: str | None = None
-    halo_adjoint: bool = False
-    halo_adjoint_cross_face: bool = False
-    nudge_tau_hours: float = 6.0
-    nudge_vars: list[str] = field(default_factory=list)
-    device: str = "cpu"
-    batch_size: int = 16
-    resume: bool = False
-    overwrite: bool = False
-    storage_options: dict = field(default_factory=dict)
-    progress: bool = True
-    precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
-    channels_last: bool = True  # the network's convolutions in NHWC (see GlobalStepper)
-
-
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _start_index(times: np.ndarray, start: str | None, data: str) -> int:
-    if start is None:
-        return 0
-    t = np.datetime64(start, "ns")
-    hit = np.flatnonzero(times == t)
-    if hit.size == 0:
-        raise RolloutError(
-            f"--start {start} is not a time of {data} ({times[0]} to {times[-1]}, step "
-            f"{(times[1] - times[0]) / np.timedelta64(1, 'm'):g} min)"
-        )
-    return int(hit[0])
+__all__ = ["RolloutError", "RolloutOptions", "run_rollout", "write_metrics"]
 
 
 def run_rollout(o: RolloutOptions) -> dict:
     """Run (or resume) a rollout; returns a summary with the per-step metrics if truth exists."""
-    if o.halo_adjoint_cross_face and not o.halo_adjoint:
-        raise RolloutError("--halo-adjoint-cross-face requires --halo-adjoint")
-    if o.steps < 1:
-        raise RolloutError(f"--steps must be >= 1, got {o.steps}")
-    if not Path(o.checkpoint).exists():
-        raise RolloutError(f"--checkpoint {o.checkpoint} does not exist")
+    plan = plan_rollout(o)
     try:
-        ckpt = cio.load_checkpoint(o.checkpoint)
-    except cio.CorruptCheckpointError as err:
-        raise RolloutError(f"--checkpoint is not usable: {err}") from None
-    cfg = OmegaConf.create(ckpt["config"])
-    prog, diag, static = (
-        list(ckpt["variables"][k]) for k in ("prognostic", "diagnostic", "static")
-    )
-    n, tile, halo = (ckpt["grid"][k] for k in ("n", "tile", "halo"))
-    ds = open_store(o.data, o.storage_options, prog, static, n)
-    times = ds["time"].values
-    dt = time_step(ds)
-    step_min = float(dt / np.timedelta64(1, "m"))
-    trained = ckpt.get("time_step_minutes")
-    if trained is not None and abs(trained - step_min) > 1e-6:
-        raise RolloutError(
-            f"{o.data} has a {step_min:g} min time step; "
-            f"the checkpoint was trained at {trained:g} min"
-        )
-    i0 = _start_index(times, o.start, o.data)
-    out_times = times[i0] + np.arange(o.steps + 1) * dt
-    nudger = None
-    if o.reference:
-        nudge_vars = o.nudge_vars or [v for v in prog if v in ("u", "v", "temperature")]
-        unknown = [v for v in nudge_vars if v not in prog]
-        if unknown:
-            raise RolloutError(f"--nudge-vars: {unknown} not prognostic variables of the "
-                               f"checkpoint ({', '.join(prog)})")  # fmt: skip
-        ref = open_store(o.reference, o.storage_options, nudge_vars, (), None, latlon=True)
-        nudger = Nudger(ref, nudge_vars, prog, o.nudge_tau_hours, dt, n, name=o.reference)
-        nudger.check_covers(out_times[1], out_times[-1])
-    elif o.nudge_vars:
-        raise RolloutError("--nudge-vars needs --reference")
-    grid = CubedSphereGrid(n)
-    attrs = {
-        "title": "screamcast nudged rollout", "screamcast_version": __version__,
-        "checkpoint": str(o.checkpoint), "checkpoint_sha256": _sha256(o.checkpoint),
-        "initial_condition": str(o.data), "start": str(out_times[0]),
-        "time_step_minutes": float(dt / np.timedelta64(1, "m")),
-        "halo_adjoint": int(o.halo_adjoint),
-        "halo_adjoint_cross_face": int(o.halo_adjoint_cross_face),
-        "precision": resolve_precision(o.precision, o.device),
-        "memory_format": "channels_last" if o.channels_last else "contiguous",
-        "nudging": int(nudger is not None), "reference": str(o.reference or ""),
-        "command": " ".join(sys.argv), "Conventions": "CF-1.8",
-    }  # fmt: skip
-    if nudger is not None:
-        attrs |= nudger.attrs()
-    var_attrs = {v: dict(ds[v].attrs) for v in prog + diag if v in ds}
-    writer = RolloutWriter(o.output, prog + diag, var_attrs, grid, attrs, out_times)
-    rank, world = _distributed()
-    if o.resume:
-        done, last_time, fields = writer.recover()
-        if last_time not in out_times:
-            raise RolloutError(
-                f"--resume: {o.output} ends at {last_time}, not on this rollout's times"
-            )
-        x = torch.as_tensor(fields[: len(prog)])
-        k0 = int(np.flatnonzero(out_times == last_time)[0])
+        rank, world = _distributed()
+        if rank != 0:
+            _steps(plan, None, rank, world)
+            return {"output": str(plan.output), "steps": o.steps, "attrs": plan.attrs}
+        with FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True):
+            _execute(plan, rank, world)
+    finally:
+        if plan.nudger is not None:
+            plan.nudger.close()
+    summary = {"output": str(plan.output), "steps": o.steps, "attrs": plan.attrs}
+    summary["metrics"] = write_metrics(plan.output, plan.ds, plan.prog + plan.diag,
+                                       plan.out_times, plan.grid)  # fmt: skip
+    return summary
+
+
+def _execute(plan: RolloutPlan, rank: int, world: int) -> None:
+    """Rank 0 under the output's lock: create / replace in the staging directory, or resume."""
+    action = out.check_existing(plan.output, plan.options.resume, plan.options.overwrite)
+    writer = RolloutWriter(plan.output, plan.prog + plan.diag, plan.var_attrs, plan.grid,
+                           plan.attrs, plan.out_times)  # fmt: skip
+    if action == "resume":  # checked again under the lock: the output may have moved on
+        out.check_resume_settings(plan.output, plan.attrs)
+        _steps(plan, writer, rank, world)
+        return
+    out.discard_staging(plan.output)  # a killed run's leftovers
+    staging = out.staging_path(plan.output)
+    writer.path = staging
+    try:
+        writer.create()
+        writer.append(plan.out_times[0], plan.initial)
+        if action == "create":  # the output appears with its first step on disk
+            writer.close()
+            out.publish(staging, plan.output)
+            writer.path = plan.output
+        _steps(plan, writer, rank, world)
+        if action == "replace":  # the old output stays until the new one is complete
+            out.publish(staging, plan.output)
+    except BaseException:
+        writer.close_quietly()
+        if action == "replace" or not plan.output.exists():
+            out.discard_staging(plan.output)
+        raise
+
+
+def _steps(plan: RolloutPlan, writer: RolloutWriter | None, rank: int, world: int) -> None:
+    """Step from the last complete step (or the start) to the end; ``writer`` on rank 0."""
+    o, C = plan.options, len(plan.prog)
+    if plan.action == "resume":
+        reader = writer or RolloutWriter(plan.output, plan.prog + plan.diag, {}, plan.grid, {},
+                                         plan.out_times)  # fmt: skip
+        done, last_time, fields = reader.recover()
+        if writer is not None:
+            writer.note_resume(done, plan.attrs["command"])
+        k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
+        x = torch.as_tensor(fields[:C])
     else:
-        if rank == 0:
-            writer.create(o.overwrite)
-        x = torch.as_tensor(ds[prog].isel(time=i0).to_array().values.astype(np.float32))
-        first = [ds[v].values[i0] if v in ds else np.full((6, n, n), np.nan) for v in diag]
-        if rank == 0:
-            writer.append(
-                out_times[0], np.concatenate([x.numpy(), np.stack(first)]) if diag else x.numpy()
-            )
-        k0 = 0
-    pipeline = build_pipeline(cfg, Stats.from_dict(ckpt["stats"]))
-    pipeline.load_state_dict(ckpt["model"])
-    static_fields = np.stack([ds[v].values for v in static]) if static else np.zeros((0, 6, n, n))
-    layout = TileLayout(grid, tile, halo)
-    stepper = GlobalStepper(pipeline, layout, static_fields, o.device, o.batch_size,
+        k0, x = 0, torch.as_tensor(plan.initial[:C])
+    pipeline = build_pipeline(plan.cfg, Stats.from_dict(plan.ckpt["stats"]))
+    pipeline.load_state_dict(plan.ckpt["model"])
+    grid = plan.ckpt["grid"]
+    layout = TileLayout(plan.grid, grid["tile"], grid["halo"])
+    stepper = GlobalStepper(pipeline, layout, plan.static_fields, o.device, o.batch_size,
                             o.halo_adjoint, o.halo_adjoint_cross_face, rank, world,
                             o.precision, o.channels_last)  # fmt: skip
-    bar = _bar(o, k0) if rank == 0 else None
-    t_wall = time.perf_counter()
-    C = len(prog)
+    bar = _bar(o, k0) if writer is not None else None
+    t_wall, times = time.perf_counter(), plan.out_times
     try:
         for k in range(k0, o.steps):
-            y = stepper.step(x, out_times[k], out_times[k + 1]).cpu()  # (C + D, 6, n, n)
+            y = stepper.step(x, times[k], times[k + 1]).cpu()  # (C + D, 6, n, n)
             x = y[:C].clone()
-            if nudger is not None:
-                nudger.apply(x, out_times[k + 1])
-            y = torch.cat([x, y[C:].clamp(min=0.0)]) if diag else x
-            if rank == 0:
-                writer.append(out_times[k + 1], y.numpy())  # written while the next step runs
-                if bar is not None:
-                    bar.update(1)
-                    hours = (k + 1 - k0) * dt / np.timedelta64(1, "h")
-                    rate = hours / (time.perf_counter() - t_wall)
-                    bar.set_postfix(sim_h_per_wall_s=f"{rate:.1f}")
+            if plan.nudger is not None:
+                plan.nudger.apply(x, times[k + 1])
+            y = torch.cat([x, y[C:].clamp(min=0.0)]) if plan.diag else x
+            _check_state(y, plan.prog + plan.diag, k + 1, times[k + 1], plan.output)
+            if writer is not None:
+                writer.append(times[k + 1], y.numpy())  # written while the next step runs
+            if bar is not None:
+                bar.update(1)
+                hours = (k + 1 - k0) * plan.dt / np.timedelta64(1, "h")
+                bar.set_postfix(sim_h_per_wall_s=f"{hours / (time.perf_counter() - t_wall):.1f}")
     finally:
-        if nudger is not None:
-            nudger.close()
-        if rank == 0:
+        if writer is not None:
             writer.close()
-    if bar is not None:
-        bar.close()
-    summary = {"output": str(o.output), "steps": o.steps, "attrs": attrs}
-    if rank == 0:
-        summary["metrics"] = write_metrics(o.output, ds, prog + diag, out_times, grid)
-    return summary
+        if bar is not None:
+            bar.close()
+
+
+def _check_state(y: torch.Tensor, names: list[str], k: int, t, output) -> None:
+    """Stop a rollout whose state turned NaN/Inf (an unstable model, a bad reference value)."""
+    finite = torch.isfinite(y).flatten(1).all(dim=1)  # (V,)
+    if bool(finite.all()):
+        return
+    bad = [names[i] for i in torch.flatnonzero(~finite).tolist()]
+    raise RolloutError(
+        f"the state turned non-finite at step {k} ({t}) in {', '.join(bad)}: stopped; "
+        f"{output} keeps the steps before it"
+    )
 
 
 def _distributed() -> tuple[int, int]:

@@ -19,6 +19,7 @@ import xarray as xr
 import zarr
 from zarr.core.sync import sync
 
+from screamcast.data.time_coding import encode_times
 from screamcast.grid import CubedSphereGrid
 
 
@@ -40,16 +41,11 @@ class RolloutWriter:
         self._pool: ThreadPoolExecutor | None = None
         self._pending: Future | None = None
 
-    def create(self, overwrite: bool = False) -> None:
+    def create(self) -> None:
+        """Create the store at ``path``, which must not exist (replacing one is the caller's
+        decision: :mod:`screamcast.rollout.output`)."""
         if self.path.exists():
-            if not overwrite:
-                raise OutputExistsError(
-                    f"output {self.path} already exists: pass --resume to continue it or "
-                    "--overwrite to replace it"
-                )
-            import shutil
-
-            shutil.rmtree(self.path)
+            raise OutputExistsError(f"output {self.path} already exists")
         n, T = self.grid.n, len(self.times)
         group = zarr.open_group(self.path, mode="w-")
         dims = ["time", "face", "y", "x"]
@@ -60,11 +56,11 @@ class RolloutWriter:
             arr = group.create_array(v, shape=(T, 6, n, n), chunks=chunks, dtype="float32",
                                      fill_value=np.nan, dimension_names=dims)  # fmt: skip
             arr.attrs.update(self.var_attrs.get(v, {}))
-        hours = (self.times - self.times[0]) / np.timedelta64(1, "h")
-        t = group.create_array("time", shape=(T,), dtype="float64", dimension_names=["time"])
-        t[:] = hours
-        t.attrs.update({"units": f"hours since {str(self.times[0])[:19]}",
-                        "calendar": "proleptic_gregorian", "standard_name": "time"})  # fmt: skip
+        values, units = encode_times(self.times)
+        t = group.create_array("time", shape=(T,), dtype="int64", dimension_names=["time"])
+        t[:] = values
+        t.attrs.update({"units": units, "calendar": "proleptic_gregorian",
+                        "standard_name": "time"})  # fmt: skip
         for name, values, units in (("lat", self.grid.lat, "degrees_north"),
                                     ("lon", self.grid.lon, "degrees_east")):  # fmt: skip
             c = group.create_array(name, shape=values.shape, dtype="float64",
@@ -115,13 +111,21 @@ class RolloutWriter:
                 raise OSError(f"writing {self.path} failed: {type(err).__name__}: {err}") from err
 
     def close(self) -> None:
-        """Flush and stop the writer thread (the writer can be appended to again later)."""
+        """Flush and stop the writer thread (the writer can be appended to again later, also
+        after ``path`` was changed: the store is reopened)."""
         try:
             self.flush()
         finally:
             if self._pool is not None:
                 self._pool.shutdown()
-                self._pool, self._arrays = None, None
+            self._pool, self._arrays, self._group = None, None, None
+
+    def close_quietly(self) -> None:
+        """Close after another error: a failing write must not hide the error being raised."""
+        try:
+            self.close()
+        except OSError:
+            pass
 
     def complete_steps(self) -> int:
         self.flush()
@@ -130,17 +134,19 @@ class RolloutWriter:
     def recover(self) -> tuple[int, np.datetime64, np.ndarray]:
         """The last complete step of an interrupted output: (count, time, fields)."""
         if not self.path.exists():
-            raise FileNotFoundError(f"--resume: output {self.path} does not exist")
+            raise FileNotFoundError(f"output {self.path} does not exist")
         group = self._open()
         steps = int(group.attrs.get("complete_steps", 0))
         if steps == 0:
-            raise ValueError(f"--resume: output {self.path} has no complete step")
-        history = group.attrs.get("history", "")
-        group.attrs["history"] = (
-            f"{history}resumed after step {steps}: {self.attrs.get('command', '')}\n"
-        )
+            raise ValueError(f"output {self.path} has no complete step")
         ds = xr.open_zarr(self.path, consolidated=False)
         if self.times is None:
             self.times = ds["time"].values
         fields = np.stack([group[v][steps - 1] for v in self.variables])
         return steps, ds["time"].values[steps - 1], fields
+
+    def note_resume(self, steps: int, command: str) -> None:
+        """Append to the ``history`` attr: which command resumed after which step."""
+        group = self._open()
+        history = group.attrs.get("history", "")
+        group.attrs["history"] = f"{history}resumed after step {steps}: {command}\n"

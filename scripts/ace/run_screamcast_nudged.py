@@ -34,6 +34,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
                    help="also overlap-add across face edges; needs --halo-adjoint")  # fmt: skip
     p.add_argument("--nudge-tau-hours", type=float, default=6.0)
     p.add_argument("--nudge-vars", default="", help="comma-separated (default: u,v,temperature)")
+    p.add_argument("--partial-reference", choices=["nudge", "refuse"], default="nudge",
+                   help="a lat-lon reference that covers part of the globe: nudge only the cells "
+                   "inside its domain (default), or refuse it")  # fmt: skip
     p.add_argument("--device", default="cpu")
     p.add_argument("--batch-size", type=int, default=16, help="tiles per forward pass")
     p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
@@ -74,13 +77,41 @@ def check_production_config(path: str, checkpoint: str) -> None:
     from screamcast import checkpoint_io as cio
 
     want = yaml.safe_load(Path(path).read_text())
-    ckpt = cio.load_checkpoint(checkpoint)
+    try:
+        ckpt = cio.load_checkpoint(checkpoint)
+    except cio.CorruptCheckpointError as err:
+        raise ValueError(f"--checkpoint is not usable: {err}") from None
     have = {"model": ckpt["config"]["model"], "grid": ckpt["grid"]}
     for section in ("model", "grid"):
         for key, value in want.get(section, {}).items():
             if have[section][key] != value:
                 raise ValueError(f"{checkpoint} has {section}.{key}={have[section][key]}, but "
                                  f"{path} expects {value}")  # fmt: skip
+
+
+# The library words its errors in its own terms; the CLI is the one place that names flags.
+FLAG_WORDS = [
+    (r"^start (\S+) is not a time", r"--start \1 is not a time"),
+    (r"^steps must be", "--steps must be"),
+    (r"^batch_size \(tiles per forward pass\)", "--batch-size"),
+    (r"^nudge_tau_hours", "--nudge-tau-hours"),
+    (r"^nudge_vars need a reference", "--nudge-vars needs --reference"),
+    (r"^nudge_vars", "--nudge-vars"),
+    (r"^checkpoint is not usable", "--checkpoint is not usable"),
+    (r"^the cross-face halo adjoint requires the halo adjoint",
+     "--halo-adjoint-cross-face requires --halo-adjoint"),
+    (r"^resume and overwrite exclude", "--resume and --overwrite exclude"),
+    (r"resume it to continue, overwrite it to replace it",
+     "pass --resume to continue it or --overwrite to replace it"),
+]  # fmt: skip
+
+
+def flag_words(message: str) -> str:
+    import re
+
+    for pattern, flags in FLAG_WORDS:
+        message = re.sub(pattern, flags, message, count=1)
+    return message
 
 
 def demo_arguments() -> list[str]:
@@ -139,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"error: --{name} is required (or give no arguments for the demo)", file=sys.stderr
             )
             return 2
+    from screamcast.file_lock import LockedError
     from screamcast.rollout.run import RolloutOptions, run_rollout
 
     opts = RolloutOptions(
@@ -149,14 +181,14 @@ def main(argv: list[str] | None = None) -> int:
         nudge_vars=[v for v in args.nudge_vars.split(",") if v], device=args.device,
         batch_size=args.batch_size, resume=args.resume, overwrite=args.overwrite,
         progress=not args.no_progress, precision=args.precision,
-        channels_last=args.channels_last,
+        channels_last=args.channels_last, partial_reference=args.partial_reference,
     )  # fmt: skip
     try:
         if args.config:
             check_production_config(args.config, args.checkpoint)
         summary = run_rollout(opts)
-    except (ValueError, FileExistsError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
+    except (ValueError, FileExistsError, FileNotFoundError, LockedError) as err:
+        print(f"error: {flag_words(str(err))}", file=sys.stderr)
         return 2
     if summary.get("metrics"):
         print_table(summary["metrics"], args.steps)

@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Where a rollout may write, and how it replaces or resumes an output without losing data.
+
+Rules (docs/rollout.md, "The output"):
+
+- the output is a local path that is not, does not contain and does not lie inside any input
+  (initial condition, reference, checkpoint);
+- an existing path is only ever deleted or resumed if it is a rollout output (its ``title``
+  attr), and only when asked (``overwrite`` / ``resume``);
+- a new output is built in a staging directory beside it and appears under its name only
+  once its first step is on disk, so a run killed while creating it leaves nothing to clean up;
+- a replacement is written whole in the staging directory and swapped in at the end: a run
+  that fails or is killed leaves the old output untouched;
+- a resumed output must have been made with the same settings (``RESUME_KEYS``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import shutil
+from pathlib import Path
+
+TITLE = "screamcast nudged rollout"
+# Output attrs that must match for a resume to continue the same rollout.
+RESUME_KEYS = (
+    "checkpoint_sha256", "initial_condition", "start", "time_step_minutes", "steps",
+    "halo_adjoint", "halo_adjoint_cross_face", "nudging", "reference", "nudge_vars",
+    "nudge_tau_hours", "nudge_projection", "nudge_coverage", "precision", "memory_format",
+)  # fmt: skip
+
+
+class OutputError(ValueError):
+    """The output location or its current content does not allow the requested run."""
+
+
+def _is_remote(url: str) -> bool:
+    return "://" in str(url)
+
+
+def _within(inner: Path, outer: Path) -> bool:
+    return inner == outer or outer in inner.parents
+
+
+def check_location(output: str, inputs: dict[str, str | None]) -> Path:
+    """The output as a resolved local path; refuses a remote URL, an unwritable parent and any
+    overlap with ``inputs`` (``{role: path}``; remote or None inputs cannot overlap)."""
+    if _is_remote(output):
+        raise OutputError(
+            f"output {output}: only local outputs are supported (write locally, then copy the "
+            "store, e.g. with `aws s3 sync`); the rollout locks, stages and renames its output, "
+            "which object stores cannot do"
+        )
+    path = Path(output).expanduser().resolve()
+    for role, source in inputs.items():
+        if source is None or _is_remote(source):
+            continue
+        src = Path(source).expanduser().resolve()
+        if _within(path, src) or _within(src, path):
+            how = "is" if path == src else ("lies inside" if _within(path, src) else "contains")
+            raise OutputError(f"output {output} {how} the {role} {source}: choose another output")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OutputError(f"output {output}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"output {output}: directory {parent} is not writable")
+    return path
+
+
+def read_attrs(path: Path) -> dict | None:
+    """The group attrs of the zarr store at ``path`` (v3 or v2), None when it is not one."""
+    for meta, key in (("zarr.json", "attributes"), (".zattrs", None)):
+        try:
+            doc = json.loads((path / meta).read_text())
+        except (OSError, ValueError):
+            continue
+        return doc.get(key, {}) if key else doc
+    return None
+
+
+def is_rollout_output(path: Path) -> bool:
+    attrs = read_attrs(path)
+    return attrs is not None and attrs.get("title") == TITLE
+
+
+def check_existing(path: Path, resume: bool, overwrite: bool) -> str:
+    """What to do with the output path: ``create``, ``resume`` or ``replace``."""
+    if resume and overwrite:
+        raise OutputError("resume and overwrite exclude each other: choose one")
+    if not path.exists() and not path.is_symlink():
+        if resume:
+            raise OutputError(f"cannot resume: output {path} does not exist")
+        return "create"
+    if not is_rollout_output(path):
+        raise OutputError(
+            f"output {path} exists and is not a screamcast rollout output (no "
+            f"title='{TITLE}' attr): it is never replaced or resumed; choose another output"
+        )
+    if resume:
+        return "resume"
+    if overwrite:
+        return "replace"
+    raise OutputError(
+        f"output {path} already exists: resume it to continue, overwrite it to replace it "
+        "(the old output is kept until the new one is complete)"
+    )
+
+
+def check_resume_settings(path: Path, attrs: dict) -> None:
+    """Refuse to resume ``path`` with settings that differ from the ones that made it."""
+    have = read_attrs(path) or {}
+    if int(have.get("complete_steps", 0)) < 1:
+        raise OutputError(f"cannot resume {path}: it holds no complete step")
+    diff = [
+        f"{k}: output has {have[k]!r}, this run {attrs.get(k)!r}"
+        for k in RESUME_KEYS
+        if k in have and have[k] != attrs.get(k)
+    ]
+    if diff:
+        raise OutputError(
+            f"cannot resume {path} with other settings than the ones that made it ("
+            + "; ".join(diff)
+            + "): rerun with the same settings, or write a new output"
+        )
+
+
+def staging_path(path: Path) -> Path:
+    """The directory beside ``path`` where a new or replacing output is built."""
+    return path.with_name(f".{path.name}.screamcast-partial")
+
+
+def lock_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.lock")
+
+
+def discard_staging(path: Path) -> None:
+    """Remove a staging directory left by a killed run (call with the output's lock held)."""
+    staging = staging_path(path)
+    if staging.is_dir() and not staging.is_symlink():
+        shutil.rmtree(staging)
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, f"swapping {a} and {b}: {os.strerror(err)}")
+
+
+def publish(staging: Path, path: Path) -> None:
+    """Put the finished or started ``staging`` output at ``path``, replacing a rollout output.
+
+    With ``renameat2`` the swap is atomic; without it the old output is renamed aside first,
+    so at every instant one of the two complete outputs exists under a known name.
+    """
+    if not path.exists():
+        os.rename(staging, path)
+    elif _exchange(staging, path):
+        shutil.rmtree(staging)  # now the old output
+    else:
+        aside = path.with_name(f".{path.name}.screamcast-old")
+        shutil.rmtree(aside, ignore_errors=True)
+        os.rename(path, aside)
+        os.rename(staging, path)
+        shutil.rmtree(aside)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

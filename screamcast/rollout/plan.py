@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The first phase of a rollout: check every input and decide what to write, writing nothing.
+
+A bad run fails here, in seconds, before any file is created or deleted: checkpoint, stores,
+start time, reference coverage and values, the initial condition's values, the output path
+(never an input, only ever a rollout output when it exists) and a resume's settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+from omegaconf import DictConfig, OmegaConf
+
+from screamcast import __version__
+from screamcast import checkpoint_io as cio
+from screamcast.data.store import open_store, time_step
+from screamcast.grid import CubedSphereGrid
+from screamcast.rollout import output as out
+from screamcast.rollout.nudging import Nudger
+from screamcast.rollout.stepper import resolve_precision
+
+
+class RolloutError(ValueError):
+    """Bad input to a rollout, found before any step ran (or a state that turned non-finite)."""
+
+
+@dataclass
+class RolloutOptions:
+    checkpoint: str
+    data: str
+    output: str
+    start: str | None = None
+    steps: int = 24
+    reference: str | None = None
+    halo_adjoint: bool = False
+    halo_adjoint_cross_face: bool = False
+    nudge_tau_hours: float = 6.0
+    nudge_vars: list[str] = field(default_factory=list)
+    device: str = "cpu"
+    batch_size: int = 16
+    resume: bool = False
+    overwrite: bool = False
+    storage_options: dict = field(default_factory=dict)
+    progress: bool = True
+    precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
+    channels_last: bool = True  # the network's convolutions in NHWC (see GlobalStepper)
+    partial_reference: str = "nudge"  # a regional reference: nudge inside it, or "refuse"
+
+
+@dataclass
+class RolloutPlan:
+    """Everything the execution needs, all of it checked."""
+
+    options: RolloutOptions
+    ckpt: dict
+    cfg: DictConfig
+    prog: list[str]
+    diag: list[str]
+    static: list[str]
+    ds: xr.Dataset
+    grid: CubedSphereGrid
+    out_times: np.ndarray  # (steps + 1,) datetime64[ns]
+    dt: np.timedelta64
+    nudger: Nudger | None
+    attrs: dict
+    var_attrs: dict
+    output: Path
+    action: str  # create | resume | replace
+    initial: np.ndarray | None  # (V, 6, n, n) prognostic + diagnostic at the start (not resume)
+    static_fields: np.ndarray  # (S, 6, n, n)
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _start_index(times: np.ndarray, start: str | None, data: str) -> int:
+    if start is None:
+        return 0
+    t = np.datetime64(start, "ns")
+    hit = np.flatnonzero(times == t)
+    if hit.size == 0:
+        raise RolloutError(
+            f"start {start} is not a time of {data} ({times[0]} to {times[-1]}, step "
+            f"{(times[1] - times[0]) / np.timedelta64(1, 'm'):g} min)"
+        )
+    return int(hit[0])
+
+
+def check_finite(fields: np.ndarray, names: list[str], where: str) -> None:
+    """Refuse NaN/Inf in ``fields (V, ...)``, naming the variable, the count and the first
+    position (``(face, y, x)`` for cube fields)."""
+    for v, name in enumerate(names):
+        bad = ~np.isfinite(fields[v])
+        if bad.any():
+            pos = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise RolloutError(
+                f"{where}: variable '{name}' has {int(bad.sum())} non-finite values, the "
+                f"first at (face, y, x) = {pos}: {fields[v][pos]}"
+            )
+
+
+def _load_checkpoint(path: str) -> dict:
+    if not Path(path).exists():
+        raise RolloutError(f"checkpoint {path} does not exist")
+    try:
+        return cio.load_checkpoint(path)
+    except cio.CorruptCheckpointError as err:
+        raise RolloutError(f"checkpoint is not usable: {err}") from None
+
+
+def _check_options(o: RolloutOptions) -> None:
+    if o.halo_adjoint_cross_face and not o.halo_adjoint:
+        raise RolloutError("the cross-face halo adjoint requires the halo adjoint")
+    if o.steps < 1:
+        raise RolloutError(f"steps must be >= 1, got {o.steps}")
+    if o.batch_size < 1:
+        raise RolloutError(f"batch_size (tiles per forward pass) must be >= 1, got {o.batch_size}")
+    if not o.nudge_tau_hours > 0:
+        raise RolloutError(f"nudge_tau_hours must be positive, got {o.nudge_tau_hours}")
+
+
+def _nudger(o: RolloutOptions, prog: list[str], dt, n: int, out_times, var_attrs) -> Nudger | None:
+    if not o.reference:
+        if o.nudge_vars:
+            raise RolloutError("nudge_vars need a reference to nudge toward")
+        return None
+    nudge_vars = o.nudge_vars or [v for v in prog if v in ("u", "v", "temperature")]
+    unknown = [v for v in nudge_vars if v not in prog]
+    if unknown:
+        raise RolloutError(f"nudge_vars: {unknown} not prognostic variables of the "
+                           f"checkpoint ({', '.join(prog)})")  # fmt: skip
+    ref = open_store(o.reference, o.storage_options, nudge_vars, (), None, latlon=True)
+    nudger = Nudger(
+        ref,
+        nudge_vars,
+        prog,
+        o.nudge_tau_hours,
+        dt,
+        n,
+        name=o.reference,
+        partial=o.partial_reference,
+    )
+    nudger.check_covers(out_times[1], out_times[-1])
+    nudger.check_units({v: var_attrs.get(v, {}).get("units") for v in nudge_vars})
+    nudger.target(out_times[1])  # the first values it needs: read and checked before any step
+    return nudger
+
+
+def _attrs(o: RolloutOptions, out_times, dt, nudger: Nudger | None) -> dict:
+    attrs = {
+        "title": out.TITLE, "screamcast_version": __version__,
+        "checkpoint": str(o.checkpoint), "checkpoint_sha256": _sha256(o.checkpoint),
+        "initial_condition": str(o.data), "start": str(out_times[0]), "steps": int(o.steps),
+        "time_step_minutes": float(dt / np.timedelta64(1, "m")),
+        "halo_adjoint": int(o.halo_adjoint),
+        "halo_adjoint_cross_face": int(o.halo_adjoint_cross_face),
+        "precision": resolve_precision(o.precision, o.device),
+        "memory_format": "channels_last" if o.channels_last else "contiguous",
+        "nudging": int(nudger is not None), "reference": str(o.reference or ""),
+        "command": " ".join(sys.argv), "Conventions": "CF-1.8",
+    }  # fmt: skip
+    return attrs | (nudger.attrs() if nudger is not None else {})
+
+
+def plan_rollout(o: RolloutOptions) -> RolloutPlan:
+    """Check everything; raises :class:`RolloutError` (or a store's error) and writes nothing."""
+    _check_options(o)
+    inputs = {"initial condition": o.data, "reference": o.reference, "checkpoint": o.checkpoint}
+    path = out.check_location(o.output, inputs)
+    action = out.check_existing(path, o.resume, o.overwrite)
+    ckpt = _load_checkpoint(o.checkpoint)
+    cfg = OmegaConf.create(ckpt["config"])
+    prog, diag, static = (
+        list(ckpt["variables"][k]) for k in ("prognostic", "diagnostic", "static")
+    )
+    n = ckpt["grid"]["n"]
+    ds = open_store(o.data, o.storage_options, prog, static, n)
+    times, dt = ds["time"].values, time_step(ds)
+    trained = ckpt.get("time_step_minutes")
+    step_min = float(dt / np.timedelta64(1, "m"))
+    if trained is not None and abs(trained - step_min) > 1e-6:
+        raise RolloutError(f"{o.data} has a {step_min:g} min time step; "
+                           f"the checkpoint was trained at {trained:g} min")  # fmt: skip
+    i0 = _start_index(times, o.start, o.data)
+    out_times = times[i0] + np.arange(o.steps + 1) * dt
+    var_attrs = {v: dict(ds[v].attrs) for v in prog + diag if v in ds}
+    nudger = _nudger(o, prog, dt, n, out_times, var_attrs)
+    try:
+        attrs = _attrs(o, out_times, dt, nudger)
+        if action == "resume":
+            out.check_resume_settings(path, attrs)
+        initial = None if action == "resume" else _initial_state(ds, prog, diag, i0, n, o.data)
+        static_fields = _static_fields(ds, static, n, o.data)
+    except BaseException:
+        if nudger is not None:
+            nudger.close()
+        raise
+    return RolloutPlan(o, ckpt, cfg, prog, diag, static, ds, CubedSphereGrid(n), out_times, dt,
+                       nudger, attrs, var_attrs, path, action, initial, static_fields)  # fmt: skip
+
+
+def _initial_state(ds, prog, diag, i0: int, n: int, name: str) -> np.ndarray:
+    """``(P + D, 6, n, n)`` at time index ``i0`` (one time read; a diagnostic the store lacks
+    is NaN at the start), refused if any value read is not finite."""
+    at = ds.isel(time=i0)
+    state = at[prog].to_array().values.astype(np.float32)  # (P, 6, n, n)
+    check_finite(state, prog, f"initial condition {name} at {ds['time'].values[i0]}")
+    have = [v for v in diag if v in ds]
+    first = (
+        dict(zip(have, at[have].to_array().values.astype(np.float32), strict=True)) if have else {}
+    )
+    check_finite(np.stack(list(first.values())) if first else np.zeros((0,)), have,
+                 f"initial condition {name} at {ds['time'].values[i0]}")  # fmt: skip
+    nan = np.full((6, n, n), np.nan, np.float32)
+    return np.concatenate([state, np.stack([first.get(v, nan) for v in diag])]) if diag else state
+
+
+def _static_fields(ds, static, n: int, name: str) -> np.ndarray:
+    if not static:
+        return np.zeros((0, 6, n, n), np.float32)
+    fields = np.stack([ds[v].values for v in static])  # (S, 6, n, n)
+    check_finite(fields, static, f"static fields of {name}")
+    return fields
