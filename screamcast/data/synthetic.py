@@ -257,6 +257,7 @@ def write_latlon_reference(
     )
     for name in PROGNOSTIC:
         ds[name].attrs = _attrs(name)
+    ds["lat"].attrs["units"], ds["lon"].attrs["units"] = "degrees_north", "degrees_east"
     ds.to_zarr(path, mode="w-", consolidated=False)
     return path
 

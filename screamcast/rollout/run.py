@@ -126,7 +126,7 @@ def _check_state(y: torch.Tensor, names: list[str], k: int, t, output) -> None:
     finite = torch.isfinite(y).flatten(1).all(dim=1)  # (V,)
     if bool(finite.all()):
         return
-    bad = [names[i] for i in torch.flatnonzero(~finite).tolist()]
+    bad = [names[i] for i in torch.nonzero(~finite).flatten().tolist()]
     raise RolloutError(
         f"the state turned non-finite at step {k} ({t}) in {', '.join(bad)}: stopped; "
         f"{output} keeps the steps before it"

@@ -5,7 +5,7 @@ import pytest
 
 from screamcast.grid import CubedSphereGrid
 from screamcast.grid.cubed_sphere import latlon_to_xyz
-from screamcast.grid.regrid import latlon_points, nearest_map
+from screamcast.grid.regrid import latlon_points, nearest_map, regular_spacing_deg
 
 
 def regular(nlat):
@@ -47,3 +47,39 @@ def test_a_finer_reference_gives_every_cell_its_own_group():
 def test_bad_points_are_refused():
     with pytest.raises(ValueError, match="non-empty and of one shape"):
         nearest_map(CubedSphereGrid(4), np.zeros(3), np.zeros(4))
+
+
+@pytest.mark.parametrize("n, step", [(8, 90), (16, 30), (48, 10)])
+def test_ties_are_broken_the_same_for_any_longitude_convention(n, step):
+    """-180..180 and 0..360 axes of one grid chose different points for the cells exactly
+    between two of them (9 to 72 cells here): the nudging depended on the convention."""
+    grid = CubedSphereGrid(n)
+    lat_axis = np.arange(-90 + step / 2, 90, step)
+    chosen = []
+    for lon_axis in (np.arange(-180.0, 180, step), np.arange(0.0, 360, step)):
+        lat, lon = latlon_points(lat_axis, lon_axis)
+        j = nearest_map(grid, lat, lon).source.ravel()
+        chosen.append(np.stack([lat[j], np.mod(lon[j], 360)], axis=1))
+    np.testing.assert_array_equal(chosen[0], chosen[1])
+
+
+def test_a_regional_reference_covers_only_its_domain():
+    grid = CubedSphereGrid(24)
+    lat_axis, lon_axis = np.arange(0.0, 40.1, 2.0), np.arange(0.0, 60.1, 2.0)
+    m = nearest_map(
+        grid, *latlon_points(lat_axis, lon_axis), regular_spacing_deg(lat_axis, lon_axis)
+    )
+    lon = np.mod(grid.lon + 180, 360) - 180  # -180..180
+    inside = (grid.lat >= -1.5) & (grid.lat <= 41.5) & (lon >= -1.5) & (lon <= 61.5)
+    strictly = (grid.lat > 1) & (grid.lat < 39) & (lon > 1) & (lon < 59)
+    assert m.covered[strictly].all() and not m.covered[~inside].any()
+    # the domain's share of the sphere: 60 deg of longitude times (sin 40 - sin 0) / 2
+    expected = (60 / 360) * np.sin(np.radians(40)) / 2
+    assert m.covered_fraction == pytest.approx(expected, rel=0.05)
+    assert m.max_distance_deg <= regular_spacing_deg(lat_axis, lon_axis)
+    glob = nearest_map(grid, *regular(10), regular_spacing_deg(*regular_axes(10)))
+    assert glob.covered.all() and glob.covered_fraction == pytest.approx(1.0, rel=1e-12)
+
+
+def regular_axes(nlat):
+    return -90 + (np.arange(nlat) + 0.5) * 180.0 / nlat, (np.arange(2 * nlat) + 0.5) * 180.0 / nlat

@@ -88,7 +88,7 @@ def test_bad_inputs_fail_before_any_step(tiny_checkpoint, tiny_store, tiny_refer
          "--start 2031-01-01T00:00 is not a time of"),
         (args(tiny_checkpoint, tiny_store, tmp_path / "o5.zarr", *ref, steps=40),
          "covers .* but the rollout needs"),
-        (args(tiny_checkpoint, tiny_store, existing), "existing.zarr exists and is not a screamcast rollout output"),
+        (args(tiny_checkpoint, tiny_store, existing), "existing.zarr exists and is not a"),
         (args(tiny_checkpoint, tiny_store, tmp_path / "o6.zarr", *ref, "--nudge-vars", "u,q"),
          "\\['q'\\] not prognostic variables"),
         (args(tiny_checkpoint, tiny_store, tmp_path / "o7.zarr", *ref, "--nudge-tau-hours", "0"),
