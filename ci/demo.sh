@@ -7,5 +7,5 @@
 # the demo model (~2.5 min on 2 CPU cores) first; later runs reuse both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source ci/bootstrap.sh
+source ci/bootstrap.sh base
 python scripts/ace/run_screamcast_nudged.py "$@"

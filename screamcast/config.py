@@ -91,6 +91,27 @@ class TrainConfig:
     progress: bool = True
 
 
+def check_schema(cfg) -> None:
+    """Refuse keys the schema does not have, however they were added.
+
+    Hydra's struct mode stops ``optim.lrr=1``, but its own error message suggests
+    ``+optim.lrr=1``, which (like ``++``) adds the key; it was then recorded and ignored.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ConfigKeyError
+
+    try:
+        OmegaConf.merge(OmegaConf.structured(TrainConfig), OmegaConf.to_container(cfg))
+    except ConfigKeyError as err:
+        section = err.full_key.rpartition(".")[0]
+        node = OmegaConf.select(OmegaConf.structured(TrainConfig), section) if section else None
+        known = sorted((node if node is not None else OmegaConf.structured(TrainConfig)).keys())
+        raise ValueError(
+            f"config: unknown key '{err.full_key}' (known keys"
+            f"{' of ' + section if section else ''}: {', '.join(known)})"
+        ) from None
+
+
 def register() -> None:
     """Register the schema and the ``eval_crop`` resolver (``tile + 2 * halo``)."""
     from omegaconf import OmegaConf

@@ -5,10 +5,14 @@
 A run dir that already holds checkpoints is resumed; ``init_from`` loads weights only.
 """
 
+import sys
+
 import hydra
 from omegaconf import DictConfig
 
+from screamcast.checkpoint_io import CheckpointError
 from screamcast.config import register
+from screamcast.file_lock import LockedError
 from screamcast.train.loop import train
 
 register()
@@ -16,7 +20,11 @@ register()
 
 @hydra.main(version_base="1.3", config_path="../configs", config_name="train")
 def main(cfg: DictConfig) -> None:
-    train(cfg)
+    try:
+        train(cfg)
+    except (ValueError, LockedError, CheckpointError) as err:  # bad input: no traceback
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ resumed run sees exactly the batches an uninterrupted one would: resume is bitwi
 from __future__ import annotations
 
 import csv
+import os
 import time
 from pathlib import Path
 
@@ -19,10 +20,11 @@ from omegaconf import OmegaConf
 
 from screamcast import __version__
 from screamcast import checkpoint_io as cio
-from screamcast.config import TrainConfig
+from screamcast.config import TrainConfig, check_schema
 from screamcast.data.dataset import CropDataset
 from screamcast.data.stats import Stats, compute_stats
 from screamcast.data.store import open_store, time_step
+from screamcast.file_lock import FileLock
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
 from screamcast.train.loss import rollout_loss
@@ -107,6 +109,7 @@ def make_checkpoint(cfg, stats, pipeline, optimizer, scheduler, step, samples, b
 
 def train(cfg: TrainConfig) -> Path:
     """Run (or resume) one training stage; returns the run directory."""
+    check_schema(cfg)
     precision = cfg.precision
     if precision == "auto":
         precision = "bf16-mixed" if torch.cuda.is_available() else "32-true"
@@ -116,10 +119,25 @@ def train(cfg: TrainConfig) -> Path:
     fabric.seed_everything(cfg.seed)
     run_dir = Path(cfg.run_dir)
     rank0 = fabric.global_rank == 0
-    if rank0:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    fabric.barrier()
+    held: list[FileLock] = []  # rank 0's lock stays here (not broadcast to the other ranks)
+    cio._on_rank0(fabric, lambda: held.append(_claim_run_dir(cfg, run_dir)))
+    try:
+        return _train(fabric, cfg, run_dir, rank0)
+    finally:
+        for lock in held:
+            lock.release()
+
+
+def _claim_run_dir(cfg: TrainConfig, run_dir: Path) -> FileLock:
+    """Rank 0: lock the run directory for this run (two trainings in one directory would
+    overwrite each other's checkpoints), then record the resolved config."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(run_dir / ".lock", f"run directory {run_dir}").acquire()
+    (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    return lock
+
+
+def _train(fabric: Fabric, cfg: TrainConfig, run_dir: Path, rank0: bool) -> Path:
     d = cfg.data
     ds = open_store(d.url, d.storage_options, d.prognostic + d.diagnostic, d.static, d.n)
     T = ds.sizes["time"]
@@ -186,7 +204,7 @@ def train(cfg: TrainConfig) -> Path:
         loader, valid_loader, use_distributed_sampler=False
     )
 
-    log = _MetricsLog(run_dir / "metrics.csv", fabric.global_rank == 0)
+    log = _MetricsLog(run_dir / "metrics.csv", rank0, resumed_at=step if resume else None)
     bar = _progress(fabric, cfg, step)
     with cio.PreemptionFlag() as flag:
         t0, seen0 = time.perf_counter(), samples
@@ -260,9 +278,11 @@ class _MetricsLog:
 
     FIELDS = ["step", "samples", "lr", "train_loss", "valid_loss", "images_per_s", "data_ms"]
 
-    def __init__(self, path: Path, enabled: bool):
+    def __init__(self, path: Path, enabled: bool, resumed_at: int | None = None):
         self.path, self.enabled, self.tb = path, enabled, None
         self.fields = self.FIELDS
+        if enabled and resumed_at is not None and path.exists():
+            self._drop_rows_after(resumed_at)
         if enabled and not path.exists():
             with open(path, "w", newline="") as f:
                 csv.DictWriter(f, self.FIELDS).writeheader()
@@ -276,6 +296,20 @@ class _MetricsLog:
                 self.tb = SummaryWriter(str(path.parent / "tensorboard"))
             except ImportError:  # tensorboard is optional
                 pass
+
+    def _drop_rows_after(self, step: int) -> None:
+        """A run killed after its last checkpoint logged steps that the resumed run logs
+        again: drop them, so each step has one row (the file is replaced atomically)."""
+        with open(self.path, newline="") as f:
+            lines = f.read().splitlines(keepends=True)
+        keep = lines[:1] + [
+            line for line in lines[1:] if not line.split(",", 1)[0].isdigit()
+            or int(line.split(",", 1)[0]) <= step
+        ]  # fmt: skip
+        if len(keep) < len(lines):
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text("".join(keep))
+            os.replace(tmp, self.path)
 
     def write(self, row: dict) -> None:
         if self.enabled:

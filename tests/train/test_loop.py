@@ -220,3 +220,45 @@ def test_metrics_log_keeps_the_columns_of_a_resumed_file(tmp_path):
                "data_ms": 1.5})  # fmt: skip
     assert rows(tmp_path)[-1] == {"step": "2", "samples": "4", "lr": "0.1", "train_loss": "0.4",
                                   "valid_loss": "", "images_per_s": "3.5"}  # fmt: skip
+
+
+def test_added_unknown_keys_fail_too(tiny_store, tmp_path):
+    """``+optim.lrr=1``, the form Hydra's own error message suggests, was accepted, recorded
+    and ignored."""
+    for extra, key in (("+optim.lrr=1", "optim.lrr"), ("++steps_=3", "steps_")):
+        run = subprocess.run(_cli(tiny_store, tmp_path / "r", extra), capture_output=True,
+                             text=True, timeout=120)  # fmt: skip
+        assert run.returncode == 2, run.stderr[-2000:]
+        assert f"config: unknown key '{key}'" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "r" / "latest.pth").exists()
+
+
+def test_a_second_training_in_one_run_dir_is_refused(tiny_store, tmp_path):
+    """Two trainings in one run directory overwrote each other's checkpoints."""
+    from screamcast.file_lock import FileLock
+
+    run = tmp_path / "r"
+    run.mkdir()
+    holder = FileLock(run / ".lock", "test").acquire()  # another open file: a real conflict
+    try:
+        with pytest.raises(Exception, match=f"run directory {run} is in use by another process"):
+            train(config("experiment=pytest", f"data.url={tiny_store}", f"run_dir={run}"))
+        assert not (run / "config.yaml").exists()
+    finally:
+        holder.release()
+    train(config("experiment=pytest", f"data.url={tiny_store}", f"run_dir={run}"))
+
+
+def test_a_resumed_run_logs_each_step_once(tmp_path):
+    """A run killed after its last checkpoint had logged the steps that the resumed run logs
+    again: metrics.csv gained duplicate rows."""
+    from screamcast.train.loop import _MetricsLog
+
+    path = tmp_path / "metrics.csv"
+    log = _MetricsLog(path, enabled=True)
+    for step in range(1, 8):  # checkpoint at 4, killed after logging 7
+        log.write({"step": step, "samples": 2 * step, "lr": 0.1, "train_loss": 1.0 / step})
+    resumed = _MetricsLog(path, enabled=True, resumed_at=4)
+    for step in range(5, 9):
+        resumed.write({"step": step, "samples": 2 * step, "lr": 0.1, "train_loss": 0.5})
+    assert [int(r["step"]) for r in rows(tmp_path)] == list(range(1, 9))
