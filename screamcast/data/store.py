@@ -22,7 +22,7 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from screamcast.grid.cubed_sphere import CubedSphereGrid
+from screamcast.grid.cubed_sphere import CubedSphereGrid, latlon_to_xyz
 from screamcast.grid.ncol import columns_to_grid, ncol_to_grid_index
 
 NATIVE_DIMS = ("time", "face", "y", "x")
@@ -138,6 +138,7 @@ def open_store(
     n: int | None = None,
     retries: int = 3,
     latlon: bool = False,
+    assume_grid: bool = False,
 ) -> xr.Dataset:
     """Open and validate a store; returns a lazy dataset in the native ``(time, face, y, x)``.
 
@@ -146,6 +147,7 @@ def open_store(
     the grid through :mod:`screamcast.grid.ncol` (in memory: convert large ones once with
     :func:`convert_ncol_store`). ``latlon=True`` also accepts a regular ``(time, lat, lon)``
     store (a nudging reference), returned as it is after :func:`validate_latlon`.
+    ``assume_grid``: accept a cube store without lat/lon coordinates as on the grid.
     """
     url = str(url)
     store = zarr_store(url, storage_options, retries)
@@ -169,7 +171,7 @@ def open_store(
         return ds
     if "ncol" in ds.dims:
         ds = ncol_to_native(ds, n, name=url)
-    validate(ds, url, variables, static_variables, n)
+    validate(ds, url, variables, static_variables, n, assume_grid)
     ds.attrs["screamcast_url"] = url
     return ds
 
@@ -180,6 +182,7 @@ def validate(
     variables: Sequence[str] = (),
     static_variables: Sequence[str] = (),
     n: int | None = None,
+    assume_grid: bool = False,
 ) -> None:
     """Raise :class:`StoreError` naming ``name`` and what is wrong; see :func:`open_store`."""
     have = sorted(ds.data_vars)
@@ -201,16 +204,41 @@ def validate(
         raise StoreError(
             f"store {name}: face size is {ds.sizes['y']}, but the configured grid has n={n}"
         )
-    if "lat" in ds.coords and "y" in ds.sizes and ds["lat"].dims == NATIVE_DIMS[1:]:
-        grid = CubedSphereGrid(ds.sizes["y"])
-        dlat = float(np.abs(ds["lat"].values - grid.lat).max())
-        if dlat > 1e-3:
-            raise StoreError(
-                f"store {name}: 'lat' differs from the equiangular cubed sphere (HOMME face "
-                f"order) by up to {dlat:.3g} degrees: another grid or face order"
-            )
+    if "y" in ds.sizes and (variables or static_variables):
+        _check_grid(ds, name, assume_grid)
     if variables:
         _validate_time(ds, name)
+
+
+def _check_grid(ds: xr.Dataset, name: str, assume_grid: bool) -> None:
+    """The store's ``lat`` and ``lon`` must be the grid's cell centres, cell by cell.
+
+    Checking ``lat`` alone let equatorial faces in another order and mirrored faces through
+    (errors 3-5x larger, exit 0). A store without coordinates is refused unless the user
+    declares that it is on the configured grid (``assume_grid``).
+    """
+    coords = [c for c in ("lat", "lon") if c in ds.variables and ds[c].dims == NATIVE_DIMS[1:]]
+    if len(coords) < 2:
+        if assume_grid:
+            return
+        raise StoreError(
+            f"store {name} has no 'lat' and 'lon' coordinates (face, y, x), so its grid and "
+            "face order cannot be checked: add them, or declare that it is on the configured "
+            "grid (data.assume_grid=true in training, --assume-grid in the rollout)"
+        )
+    grid = CubedSphereGrid(ds.sizes["y"])
+    xyz = latlon_to_xyz(ds["lat"].values.astype(float), ds["lon"].values.astype(float))
+    chord = np.linalg.norm(xyz - grid.xyz, axis=-1)  # (6, n, n)
+    worst = np.unravel_index(int(np.nanargmax(np.nan_to_num(chord, nan=np.inf))), chord.shape)
+    degrees = float(np.degrees(2 * np.arcsin(min(np.nan_to_num(chord[worst], nan=2.0) / 2, 1.0))))
+    if degrees > 1e-3:
+        cell = 90.0 / grid.n  # a cell's width along the equator, in degrees
+        raise StoreError(
+            f"store {name}: the cell at (face, y, x) = {tuple(int(i) for i in worst)} lies "
+            f"{degrees:.3g} degrees ({degrees / cell:.3g} cell widths) from that cell of the "
+            f"equiangular cubed sphere n={grid.n} (HOMME face order): another grid, face order "
+            "or orientation"
+        )
 
 
 def validate_latlon(ds: xr.Dataset, name: str, variables: Sequence[str]) -> None:

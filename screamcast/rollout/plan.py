@@ -52,6 +52,7 @@ class RolloutOptions:
     precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
     channels_last: bool = True  # the network's convolutions in NHWC (see GlobalStepper)
     partial_reference: str = "nudge"  # a regional reference: nudge inside it, or "refuse"
+    assume_grid: bool = False  # accept stores without lat/lon as on the checkpoint's grid
 
 
 @dataclass
@@ -141,7 +142,9 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, n: int, out_times, var_attrs
     if unknown:
         raise RolloutError(f"nudge_vars: {unknown} not prognostic variables of the "
                            f"checkpoint ({', '.join(prog)})")  # fmt: skip
-    ref = open_store(o.reference, o.storage_options, nudge_vars, (), None, latlon=True)
+    ref = open_store(
+        o.reference, o.storage_options, nudge_vars, (), None, latlon=True, assume_grid=o.assume_grid
+    )
     nudger = Nudger(
         ref,
         nudge_vars,
@@ -186,7 +189,7 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
         list(ckpt["variables"][k]) for k in ("prognostic", "diagnostic", "static")
     )
     n = ckpt["grid"]["n"]
-    ds = open_store(o.data, o.storage_options, prog, static, n)
+    ds = open_store(o.data, o.storage_options, prog, static, n, assume_grid=o.assume_grid)
     times, dt = ds["time"].values, time_step(ds)
     trained = ckpt.get("time_step_minutes")
     step_min = float(dt / np.timedelta64(1, "m"))

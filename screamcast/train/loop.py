@@ -139,7 +139,14 @@ def _claim_run_dir(cfg: TrainConfig, run_dir: Path) -> FileLock:
 
 def _train(fabric: Fabric, cfg: TrainConfig, run_dir: Path, rank0: bool) -> Path:
     d = cfg.data
-    ds = open_store(d.url, d.storage_options, d.prognostic + d.diagnostic, d.static, d.n)
+    ds = open_store(
+        d.url,
+        d.storage_options,
+        d.prognostic + d.diagnostic,
+        d.static,
+        d.n,
+        assume_grid=d.assume_grid,
+    )
     T = ds.sizes["time"]
     dt_minutes = float(time_step(ds) / np.timedelta64(1, "m"))
     train_range, valid_range = _range(d.train_range, T), _range(d.valid_range, T)
@@ -336,7 +343,14 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     pipeline = build_pipeline(cfg, Stats.from_dict(ckpt["stats"]))
     pipeline.load_state_dict(ckpt["model"])
     d = cfg.data
-    ds = open_store(d.url, d.storage_options, d.prognostic + d.diagnostic, d.static, d.n)
+    ds = open_store(
+        d.url,
+        d.storage_options,
+        d.prognostic + d.diagnostic,
+        d.static,
+        d.n,
+        assume_grid=d.assume_grid,
+    )
     layout = TileLayout(CubedSphereGrid(d.n), d.tile, d.halo)
     valid = CropDataset(d.url, layout, d.prognostic, d.diagnostic, d.static, crop=d.crop, steps=1,
                         time_range=_range(d.valid_range, ds.sizes["time"]), samples=d.valid_samples,

@@ -37,6 +37,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--partial-reference", choices=["nudge", "refuse"], default="nudge",
                    help="a lat-lon reference that covers part of the globe: nudge only the cells "
                    "inside its domain (default), or refuse it")  # fmt: skip
+    p.add_argument("--assume-grid", action="store_true",
+                   help="accept --data / --reference stores that have no lat/lon coordinates as "
+                   "being on the checkpoint's grid (without it they are refused)")  # fmt: skip
     p.add_argument("--device", default="cpu")
     p.add_argument("--batch-size", type=int, default=16, help="tiles per forward pass")
     p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
@@ -182,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         batch_size=args.batch_size, resume=args.resume, overwrite=args.overwrite,
         progress=not args.no_progress, precision=args.precision,
         channels_last=args.channels_last, partial_reference=args.partial_reference,
+        assume_grid=args.assume_grid,
     )  # fmt: skip
     try:
         if args.config:

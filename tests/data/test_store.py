@@ -33,6 +33,8 @@ def write(path, n=4, times=None, **override):
             "lon": (("face", "y", "x"), g.lon),
         },
     )
+    if not override.pop("coords", True):
+        ds = ds.drop_vars(["lat", "lon"])
     for name, value in override.items():
         ds[name] = value
     ds.to_zarr(path, mode="w-")
@@ -60,8 +62,26 @@ BAD = [
      "irregular time step: 120 min between index 1 and 2, expected a constant 60 min"),
     (empty, {}, "e.zarr is empty"),
     (lambda p: write(p / "a.zarr", lat=ZERO_LAT), {"variables": ["u"]},
-     "'lat' differs from the equiangular cubed sphere"),
+     r"lies .* degrees \(.* cell widths\) from that cell of the equiangular cubed sphere n=4"),
+    # checked by lat alone, these passed and ran with errors 3-5x larger (issue 20)
+    (lambda p: write(p / "a.zarr", lon=faces(lambda g: g.lon[[0, 2, 1, 3, 4, 5]])),
+     {"variables": ["u"]}, r"cell at \(face, y, x\) = \(1, \d, \d\) lies 8\d\.\d degrees"),
+    (lambda p: write(p / "a.zarr", lat=faces(lambda g: g.lat[..., ::-1]),
+                     lon=faces(lambda g: g.lon[..., ::-1])),
+     {"variables": ["u"]}, "another grid, face order or orientation"),
+    (lambda p: write(p / "a.zarr", coords=False), {"variables": ["u"]},
+     r"has no 'lat' and 'lon' coordinates .* \(data.assume_grid=true in training"),
 ]  # fmt: skip
+
+
+def faces(pick):
+    return (("face", "y", "x"), pick(CubedSphereGrid(4)))
+
+
+def test_a_store_without_coordinates_is_taken_on_the_users_word(tmp_path):
+    path = write(tmp_path / "a.zarr", coords=False)
+    ds = st.open_store(path, variables=["u"], n=4, assume_grid=True)
+    assert ds.u.shape == (4, 6, 4, 4)
 
 
 @pytest.mark.parametrize("make, kwargs, message", BAD)
