@@ -83,9 +83,9 @@ def flaky_s3(s3):
 
     proxies = []
 
-    def make(match: str, failures: int | None):
+    def make(match: str, failures: int | None, freeze: bool = False):
         upstream = int(s3["endpoint"].rsplit(":", 1)[1])
-        proxies.append(FlakyProxy(upstream, match, failures))
+        proxies.append(FlakyProxy(upstream, match, failures, freeze))
         return proxies[-1], s3["options"] | {"endpoint_url": proxies[-1].endpoint}
 
     yield make

@@ -19,10 +19,12 @@ SLOWDOWN = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>
 
 class FlakyProxy:
     """Forward to ``127.0.0.1:upstream``; a GET whose path contains ``match`` is refused with
-    503 SlowDown the first ``failures`` times each path is asked for (``None``: always)."""
+    503 SlowDown the first ``failures`` times each path is asked for (``None``: always).
+    ``freeze=True``: those GETs get no answer at all (a silent endpoint), until ``close``."""
 
-    def __init__(self, upstream: int, match: str, failures: int | None):
+    def __init__(self, upstream: int, match: str, failures: int | None, freeze: bool = False):
         self.refused = 0
+        self._released = threading.Event()
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
         proxy = self
@@ -36,6 +38,10 @@ class FlakyProxy:
             def forward(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self.command == "GET" and match in self.path and proxy._refuse(self.path):
+                    if freeze:  # hold the connection, answer nothing
+                        proxy._released.wait(120)
+                        self.close_connection = True
+                        return None
                     return self.reply(503, {"Content-Type": "application/xml"}, SLOWDOWN)
                 conn = http.client.HTTPConnection("127.0.0.1", upstream, timeout=30)
                 conn.request(self.command, self.path, body=body, headers=dict(self.headers))
@@ -75,5 +81,6 @@ class FlakyProxy:
             return refuse
 
     def close(self) -> None:
+        self._released.set()
         self._server.shutdown()
         self._server.server_close()

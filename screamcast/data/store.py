@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import errno
+import logging
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -25,7 +26,19 @@ import zarr
 from screamcast.grid.cubed_sphere import CubedSphereGrid, latlon_to_xyz
 from screamcast.grid.ncol import columns_to_grid, ncol_to_grid_index
 
+log = logging.getLogger(__name__)
+
 NATIVE_DIMS = ("time", "face", "y", "x")
+# Retries: botocore's "standard" mode (exponential backoff with jitter on throttling, 5xx and
+# timeouts) does them; s3fs's own loop is cut to one try, since it also retries timeouts (5
+# tries of botocore's attempts of 60 s each stalled a read of a silent endpoint for 10 min with
+# no output). A silent endpoint now fails a read after BOTO_ATTEMPTS x READ_TIMEOUT_S (~80 s);
+# with_retries adds sample-level retries for throttling that outlasts botocore's, but none
+# once GIVE_UP_AFTER_S have passed.
+READ_TIMEOUT_S = 20
+BOTO_ATTEMPTS = 4
+S3_TRIES = 1
+GIVE_UP_AFTER_S = 60.0
 LATLON_DIMS = ("time", "lat", "lon")
 T = TypeVar("T")
 
@@ -51,7 +64,8 @@ def _s3_message(url: str, options: dict, err: BaseException) -> str | None:
             f"{url}: access denied by {endpoint}: check key/secret in the config's "
             "storage_options or the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment"
         )
-    unreachable = ("Could not connect", "EndpointConnectionError", "Cannot connect", "timed out")
+    unreachable = ("Could not connect", "EndpointConnectionError", "Cannot connect", "timed out",
+                   "Read timeout", "ReadTimeout", "Connect timeout")  # fmt: skip
     if any(k in text for k in unreachable):
         return f"{url}: the endpoint {endpoint} does not answer ({type(err).__name__})"
     return None
@@ -65,17 +79,27 @@ _TRANSIENT_ERRNOS = {errno.EBUSY, errno.ETIMEDOUT, getattr(errno, "EREMOTEIO", 1
 def _transient(err: BaseException) -> bool:
     text = f"{type(err).__name__}: {err}"
     signs = ("SlowDown", "Throttl", "RequestTimeout", "InternalError", "ServiceUnavailable",
-             "reduce your request rate", "Connect", "timed out")  # fmt: skip
+             "reduce your request rate", "Connect", "timed out", "Read timeout",
+             "ReadTimeout")  # fmt: skip
     if isinstance(err, (ConnectionError, TimeoutError)) or any(k in text for k in signs):
         return True
     return type(err) is OSError and err.errno in _TRANSIENT_ERRNOS
 
 
-def with_retries(fn: Callable[[], T], what: str, retries: int = 3, backoff: float = 0.5) -> T:
+def with_retries(
+    fn: Callable[[], T],
+    what: str,
+    retries: int = 3,
+    backoff: float = 0.5,
+    give_up_after: float = GIVE_UP_AFTER_S,
+) -> T:
     """Call ``fn``, retrying transient errors ``retries`` times with exponential backoff.
 
-    A transient error that outlasts the retries is re-raised with a note naming ``what``.
+    Each retry is logged (what is being waited for, and why); no retry starts once
+    ``give_up_after`` seconds have passed since the first call (a silent endpoint times out
+    slowly). A transient error that outlasts the retries is re-raised with a note naming ``what``.
     """
+    t0 = time.monotonic()
     for attempt in range(retries + 1):
         try:
             return fn()
@@ -84,10 +108,15 @@ def with_retries(fn: Callable[[], T], what: str, retries: int = 3, backoff: floa
         except Exception as err:
             if not _transient(err):
                 raise
-            if attempt == retries:
-                err.add_note(f"{what}: still failing after {retries} retries with backoff")
+            waited = time.monotonic() - t0
+            if attempt == retries or waited > give_up_after:
+                err.add_note(f"{what}: still failing after {attempt} retries with backoff "
+                             f"({waited:.0f} s)")  # fmt: skip
                 raise
-            time.sleep(backoff * 2**attempt)
+            delay = backoff * 2**attempt
+            log.warning("%s: %s: %s; retry %d of %d in %.1f s", what, type(err).__name__,
+                        str(err)[:200], attempt + 1, retries, delay)  # fmt: skip
+            time.sleep(delay)
     raise AssertionError("unreachable")
 
 
@@ -105,8 +134,10 @@ def zarr_store(url: str, storage_options: dict | None = None, retries: int = 3) 
 
     config = options.setdefault("config_kwargs", {})
     config.setdefault("connect_timeout", 5)
-    config.setdefault("retries", {"max_attempts": 2})  # with_retries below does the backoff
+    config.setdefault("read_timeout", READ_TIMEOUT_S)
+    config.setdefault("retries", {"mode": "standard", "max_attempts": BOTO_ATTEMPTS})
     fs = s3fs.S3FileSystem(**options)
+    fs.retries = S3_TRIES
     bucket, _, key = url[len("s3://") :].partition("/")
 
     def probe() -> None:
@@ -127,7 +158,9 @@ def zarr_store(url: str, storage_options: dict | None = None, retries: int = 3) 
         if message is None:
             raise
         raise StoreError(message) from err
-    return zarr.storage.FsspecStore.from_url(url, storage_options=options, read_only=True)
+    store = zarr.storage.FsspecStore.from_url(url, storage_options=options, read_only=True)
+    store.fs.retries = S3_TRIES
+    return store
 
 
 def open_store(

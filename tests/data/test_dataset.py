@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -8,7 +10,7 @@ import zarr
 
 from screamcast.data import dataset as dsmod
 from screamcast.data.dataset import CropDataset
-from screamcast.data.store import StoreError
+from screamcast.data.store import BOTO_ATTEMPTS, StoreError
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.halo import HaloOperator
 
@@ -146,17 +148,17 @@ def test_s3_samples_equal_local_samples(s3, small_store):
 
 @pytest.mark.s3
 def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
-    """503 SlowDown on real HTTP between s3fs and the server: s3fs retries each request (5
-    tries here: botocore's own retries are switched off to keep the test short), then the
-    dataset reads the sample again (7 refusals need it); past that, the error names the
-    variable, the region, the store and the crop."""
+    """503 SlowDown on real HTTP between s3fs and the server: botocore retries each request
+    (2 tries here, to keep the test short), then the dataset reads the sample again (7
+    refusals need 4 sample reads); past that, the error names the variable, the region, the
+    store and the crop."""
     layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
     kw = dict(crop=6, steps=1, samples=2, seed=1, backoff=0.01)
     local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
     assert local.draw(1) == (0, 0, 5, 6)  # a crop that reaches into 2 neighbour faces
-    one_try = {"config_kwargs": {"retries": {"max_attempts": 0}}}
+    two_tries = {"config_kwargs": {"retries": {"mode": "standard", "max_attempts": 2}}}
     proxy, options = flaky_s3("/u/c/", failures=7)  # each chunk of u: 7 refusals, then data
-    options |= one_try
+    options |= two_tries
     remote = CropDataset("s3://data/small.zarr", layout, PROG, DIAG, STATIC,
                          storage_options=options, **kw)  # fmt: skip
     a, b = local[1], remote[1]
@@ -165,7 +167,7 @@ def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
     assert proxy.refused >= 7
 
     proxy, options = flaky_s3("/tracer/c/", failures=None)  # tracer never answers
-    options |= one_try
+    options |= two_tries
     remote = CropDataset("s3://data/small.zarr", layout, PROG, DIAG, STATIC,
                          storage_options=options, **kw | dict(retries=1))  # fmt: skip
     with pytest.raises(OSError, match="reduce your request rate") as err:
@@ -173,7 +175,7 @@ def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
     notes = "\n".join(err.value.__notes__)
     assert "reading 'tracer'[" in notes and "of store s3://data/small.zarr" in notes
     assert "crop (time" in notes and "still failing after 1 retries" in notes
-    assert proxy.refused >= 2 * 5  # 2 sample reads of 5 tries each, at least
+    assert proxy.refused >= 2 * 2  # 2 sample reads of 2 tries each, at least
 
 
 def test_an_in_memory_load_that_cannot_fit_is_refused(tiny_store, layout, monkeypatch):
@@ -194,3 +196,29 @@ def test_in_memory_samples_equal_lazy_samples(tiny_store, layout):
         a, b = lazy[i], cached[i]
         for key in a:
             torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+
+
+@pytest.mark.s3
+def test_a_silent_endpoint_fails_a_read_in_bounded_time(flaky_s3, small_store, caplog):
+    """A frozen endpoint (connections accepted, nothing answered) stalled training ~10 minutes
+    with no output (s3fs's 5 tries x botocore's attempts x 60 s read timeouts). Every read is
+    now bounded: botocore attempts x read_timeout, then the sample-level retries stop once
+    give_up_after has passed. With a 1 s read timeout here: seconds, and the error and the
+    retry warnings name what was being read."""
+    layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
+    proxy, options = flaky_s3("/u/c/", failures=None, freeze=True)
+    options |= {"config_kwargs": {"read_timeout": 1, "connect_timeout": 1}}
+    remote = CropDataset("s3://data/small.zarr", layout, PROG, DIAG, STATIC,
+                         storage_options=options, crop=6, steps=1, samples=2, seed=1,
+                         backoff=0.01, retries=1)  # fmt: skip
+    t0 = time.monotonic()
+    with caplog.at_level("WARNING"), pytest.raises(Exception) as err:
+        remote[0]
+    elapsed = time.monotonic() - t0
+    notes = "\n".join(getattr(err.value, "__notes__", []))
+    assert "reading 'u'[" in notes and "still failing after 1 retries" in notes, notes
+    assert "timeout" in f"{type(err.value).__name__} {err.value}".lower()
+    assert any("retry 1 of 1" in r.message for r in caplog.records)
+    # 2 sample reads x 4 botocore attempts x 1 s, plus backoff: well under a minute
+    assert 6 <= elapsed < 40, elapsed
+    assert proxy.refused >= 2 * BOTO_ATTEMPTS

@@ -144,13 +144,14 @@ def test_the_next_reference_time_is_read_in_the_background(tiny_reference, tmp_p
 
 @pytest.mark.s3
 def test_a_throttled_s3_reference_is_read_again(flaky_s3, small_store, monkeypatch):
-    """The reference of a long rollout on S3: reads that s3fs gives up on (503 SlowDown) are
+    """The reference of a long rollout on S3: reads that botocore gives up on (503 SlowDown) are
     retried with backoff, and the targets equal the local store's."""
     from screamcast.data import store as st
 
     monkeypatch.setattr(st.time, "sleep", lambda s: None)  # the backoff, not the retries, skipped
     proxy, options = flaky_s3("/u/c/", failures=7)
-    options |= {"config_kwargs": {"retries": {"max_attempts": 0}}}  # s3fs: 5 tries, then ours
+    # botocore: 2 tries per read, then ours (4 reads): 8 >= 7 refusals
+    options |= {"config_kwargs": {"retries": {"mode": "standard", "max_attempts": 2}}}
     given = copy.deepcopy(options)
     remote = st.open_store("s3://data/small.zarr", options, variables=["u"], n=8)
     local = st.open_store(small_store, variables=["u"], n=8)

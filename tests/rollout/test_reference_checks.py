@@ -47,7 +47,8 @@ def test_a_regional_reference_nudges_only_inside_its_domain(
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda d: d.assign_coords(lat=np.radians(d.lat), lon=np.radians(d.lon)),
+        (lambda d: d.assign_coords(lat=("lat", np.radians(d.lat.values)),
+                                   lon=("lon", np.radians(d.lon.values))),
          "look like radians"),
         (lambda d: d.assign_coords(lat=d.lat.assign_attrs(units="radians")),
          "coordinate 'lat' is in radians"),
