@@ -18,7 +18,7 @@ from hydra.errors import ConfigCompositionException
 
 from screamcast import checkpoint_io as cio
 from screamcast.config import register
-from screamcast.train.loop import persistence_and_model_rmse, train
+from screamcast.train.loop import StepBatches, persistence_and_model_rmse, train
 
 ROOT = Path(__file__).resolve().parents[2]
 register()
@@ -262,3 +262,17 @@ def test_a_resumed_run_logs_each_step_once(tmp_path):
     for step in range(5, 9):
         resumed.write({"step": step, "samples": 2 * step, "lr": 0.1, "train_loss": 0.5})
     assert [int(r["step"]) for r in rows(tmp_path)] == list(range(1, 9))
+
+
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_step_batches_split_each_global_batch_across_ranks(world):
+    """The loop's sampler: step s takes samples s*G .. s*G+G-1, shared out without overlap
+    among the ranks; a run resumed at step r draws what the uninterrupted run drew from r on."""
+    G = 6
+    per_rank = [list(StepBatches(0, 5, G, rank, world)) for rank in range(world)]
+    for step in range(5):
+        union = sorted(i for rank in range(world) for i in per_rank[rank][step])
+        assert union == list(range(step * G, (step + 1) * G))
+        assert all(len(per_rank[rank][step]) == G // world for rank in range(world))
+    resumed = list(StepBatches(3, 5, G, world - 1, world))
+    assert resumed == per_rank[world - 1][3:] and len(StepBatches(3, 5, G, 0, world)) == 2
