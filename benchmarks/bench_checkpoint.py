@@ -58,4 +58,4 @@ def run(quick: bool = False, megabytes: int = 200):
         Result(
             "checkpoint", f"save_vs_torch[{case}]", t["ours"], t["torch"], 1.3, "torch.save+fsync"
         ),
-    ], {"megabytes": megabytes}
+    ], {"megabytes": megabytes, "repeats": 2 if quick else 6}

@@ -78,7 +78,7 @@ def run(quick: bool = False):
         results.append(_s3_case(tmp / "d.zarr", layout, crop, batches))
     finally:
         shutil.rmtree(tmp)
-    return results, {"chunk": chunk, "variables": len(PROG + DIAG + STATIC)}
+    return results, {"chunk": chunk, "variables": len(PROG + DIAG + STATIC), "repeats": batches}
 
 
 def _s3_case(local: Path, layout, crop, batches):

@@ -37,7 +37,8 @@ def run(quick: bool = False, n: int = 192, channels: int = 8, tile: int = 64, ha
     ]:
         tc, tb = interleaved(fn, clone, repeats=repeats)
         results.append(Result("halo", f"{name}[{case}]", tc, tb, target, "clone of tiles"))
-    return results, {"threads": torch.get_num_threads(), "tile_bytes": tiles.nbytes}
+    context = {"threads": torch.get_num_threads(), "tile_bytes": tiles.nbytes, "repeats": repeats}
+    return results, context
 
 
 def main() -> None:

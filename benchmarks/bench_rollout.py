@@ -83,4 +83,6 @@ def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
     result = Result("rollout", f"step_vs_forwards[n{n}_t{tile}_h{halo}]", tc, tb, 1.25,
                     "sum of model forwards")  # fmt: skip
     growth = rss[-1] - rss[warm]
-    return [result], {"steps": steps, "peak_rss_mb": rss[-1], "rss_growth_mb_after_warmup": growth}
+    context = {"steps": steps, "repeats": steps, "peak_rss_mb": rss[-1],
+               "rss_growth_mb_after_warmup": growth}  # fmt: skip
+    return [result], context

@@ -58,7 +58,8 @@ def run(quick: bool = False):
     d = cfgs[0].data
     result = Result("train", f"loop_vs_bare[crop{d.crop}_b{d.batch_size}]", loop_s / loop_steps,
                     float(np.median(bare)), 1.15, "model fwd+bwd+step")  # fmt: skip
-    context = {"steps": 3 * seg, "threads": torch.get_num_threads(), "loop_data_wait_ms": data_ms}
+    context = {"steps": 3 * seg, "repeats": 3 * seg, "threads": torch.get_num_threads(),
+               "loop_data_wait_ms": data_ms}  # fmt: skip
     return [result], context
 
 

@@ -235,6 +235,9 @@ def main(argv: list[str] | None = None) -> dict:
         help="tiles per forward at the production tile size (64 on CUDA, 2 on CPU)",
     )
     ap.add_argument("--out", help="also write the JSON here")
+    ap.add_argument("--record", action="store_true",
+                    help="save as benchmarks/results/gpu_check_<device>.json with the machine, "
+                    "versions and commit; regenerate docs/performance.md's scaling tables")  # fmt: skip
     a = ap.parse_args(argv)
     device = torch.device(a.device)
     pipeline = make_pipeline(a.width, a.levels)
@@ -255,6 +258,12 @@ def main(argv: list[str] | None = None) -> dict:
         for n, t, h in runs
     ]
     report["projection"] = project(pipeline, device, report["rollout"], a)
+    if a.record:
+        import sys
+
+        from benchmarks.scaling_doc import record
+
+        record(report, " ".join(["python", "-m", "benchmarks.gpu_check", *sys.argv[1:]]))
     return _emit(report, a.out)
 
 

@@ -80,14 +80,73 @@ def interleaved_many(
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def record(benchmark: str, results: list[Result], context: dict | None = None) -> Path:
-    """Write one benchmark's results and regenerate the table in docs/performance.md."""
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _commit() -> str:
+    """The checkout's commit, with ``+dirty`` when tracked files differ from it."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        run = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return run.stdout.strip() if run.returncode == 0 else ""
+
+    head = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def provenance() -> dict:
+    """Where and with what a result was measured: enough to tell two runs' machines apart."""
+    import importlib.metadata as md
+    import os
+    import sys
+
+    versions = {}
+    for package in ("torch", "numpy", "zarr", "xarray", "lightning", "s3fs", "screamcast"):
+        try:
+            versions[package] = md.version(package)
+        except md.PackageNotFoundError:
+            versions[package] = None
+    import torch
+
+    return {
+        "cpu": _cpu_model(),
+        "arch": platform.machine(),
+        "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "torch_threads": torch.get_num_threads(),
+        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "python": sys.version.split()[0],
+        "versions": versions,
+        "commit": _commit(),
+    }
+
+
+def record(
+    benchmark: str,
+    results: list[Result],
+    context: dict | None = None,
+    command: str | None = None,
+) -> Path:
+    """Write one benchmark's results and regenerate the table in docs/performance.md.
+
+    ``context`` should name the repeat counts; ``command`` is what reproduces the numbers.
+    """
+    import sys
+
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{benchmark}.json"
     payload = {
         "benchmark": benchmark,
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+        "command": command or " ".join(["python", "-m", "benchmarks.run", *sys.argv[1:]]),
+        "machine": provenance(),
         "context": context or {},
         "results": [asdict(r) | {"ratio": r.ratio, "met": r.met} for r in results],
     }
@@ -99,7 +158,7 @@ def record(benchmark: str, results: list[Result], context: dict | None = None) -
 def write_table() -> None:
     """Regenerate the results table in docs/performance.md from benchmarks/results/*.json."""
     rows = [
-        "| benchmark | case | ratio | target | met | candidate | baseline | measured |",
+        "| benchmark | case | ratio | target | met | candidate | baseline | measured (commit) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for path in sorted(RESULTS.glob("*.json")):
@@ -108,12 +167,23 @@ def write_table() -> None:
             rows.append(
                 f"| {r['benchmark']} | {r['case']} | {r['ratio']:.2f}x | <= {r['target']:.3g}x "
                 f"| {'yes' if r['met'] else '**no**'} | {r['candidate_s'] * 1e3:.2f} ms "
-                f"| {r['baseline_s'] * 1e3:.2f} ms ({r['baseline']}) | {data['when']} |"
+                f"| {r['baseline_s'] * 1e3:.2f} ms ({r['baseline']}) | {data['when']}"
+                f"{_commit_of(data)} |"
             )
     table = "\n".join(rows)
-    text = PERF_DOC.read_text() if PERF_DOC.exists() else f"# Performance\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in text or END not in text:
-        text = text.rstrip() + f"\n\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    PERF_DOC.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+    _replace_block(PERF_DOC, BEGIN, END, table)
+
+
+def _commit_of(data: dict) -> str:
+    machine = data.get("machine")
+    return f" ({machine['commit']})" if isinstance(machine, dict) else ""
+
+
+def _replace_block(doc: Path, begin: str, end: str, body: str) -> None:
+    """Put ``body`` between the ``begin`` and ``end`` markers of ``doc`` (appended if absent)."""
+    text = doc.read_text() if doc.exists() else f"# Performance\n\n{begin}\n{end}\n"
+    if begin not in text or end not in text:
+        text = text.rstrip() + f"\n\n{begin}\n{end}\n"
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(f"{head}{begin}\n{body}\n{end}{tail}")

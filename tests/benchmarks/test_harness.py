@@ -18,6 +18,11 @@ def test_halo_benchmark_runs_and_records(tmp_path, monkeypatch):
     harness.record("halo", results, context)
     saved = json.loads((tmp_path / "results" / "halo.json").read_text())
     assert len(saved["results"]) == 3 and saved["context"]["tile_bytes"] > 0
+    # enough to tell machines and code apart (was: "x86_64, cpu")
+    machine = saved["machine"]
+    assert machine["cpu"] and machine["cores"] >= 1 and machine["versions"]["torch"]
+    assert machine["versions"]["screamcast"] and saved["context"]["repeats"] == 10
+    assert len(machine["commit"].removesuffix("+dirty")) == 12 and saved["command"]
     doc = (tmp_path / "performance.md").read_text()
     assert "Hand-written intro." in doc
     assert doc.count("| halo | ") == 3 and harness.BEGIN in doc and harness.END in doc
