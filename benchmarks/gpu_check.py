@@ -236,8 +236,8 @@ def main(argv: list[str] | None = None) -> dict:
     )
     ap.add_argument("--out", help="also write the JSON here")
     ap.add_argument("--record", action="store_true",
-                    help="save as benchmarks/results/gpu_check_<device>.json with the machine, "
-                    "versions and commit; regenerate docs/performance.md's scaling tables")  # fmt: skip
+                    help="save as benchmarks/results/gpu_check_<device>.json (machine, "
+                    "versions, commit); regenerate docs/performance.md's scaling tables")  # fmt: skip
     a = ap.parse_args(argv)
     device = torch.device(a.device)
     pipeline = make_pipeline(a.width, a.levels)
