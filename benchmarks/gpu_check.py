@@ -235,9 +235,12 @@ def main(argv: list[str] | None = None) -> dict:
         help="tiles per forward at the production tile size (64 on CUDA, 2 on CPU)",
     )
     ap.add_argument("--out", help="also write the JSON here")
-    ap.add_argument("--record", action="store_true",
-                    help="save as benchmarks/results/gpu_check_<device>.json (machine, "
-                    "versions, commit); regenerate docs/performance.md's scaling tables")  # fmt: skip
+    ap.add_argument(
+        "--record",
+        action="store_true",
+        help="save as benchmarks/results/gpu_check_<device>.json (machine, versions, commit); "
+        "regenerate docs/performance.md's scaling tables",
+    )
     a = ap.parse_args(argv)
     device = torch.device(a.device)
     pipeline = make_pipeline(a.width, a.levels)
