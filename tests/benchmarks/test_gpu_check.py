@@ -16,13 +16,29 @@ from benchmarks import gpu_check
 
 
 @pytest.mark.parametrize("precision", ["auto", "bf16"])
-def test_gpu_check_runs_on_cpu(tmp_path, precision):
-    """``bf16`` runs the CUDA configuration (autocast, NHWC training) on CPU."""
+def test_gpu_check_runs_on_cpu(tmp_path, precision, monkeypatch):
+    """``bf16`` runs the CUDA configuration (autocast, NHWC training) on CPU; ``--record``
+    saves the report with its provenance and generates the doc's tables from it."""
+    import json
+
+    import benchmarks.harness as harness
+    import benchmarks.scaling_doc as scaling_doc
+
+    doc = tmp_path / "performance.md"
+    doc.write_text(f"# P\n\nIntro.\n\n{scaling_doc.BEGIN}\nstale figures\n{scaling_doc.END}\n")
+    for module in (harness, scaling_doc):
+        monkeypatch.setattr(module, "RESULTS", tmp_path / "results")
+        monkeypatch.setattr(module, "PERF_DOC", doc)
     out = tmp_path / "r.json"
     argv = ["--device", "cpu", "--n", "16", "--tile", "8", "--halo", "4", "--width", "8",
             "--batch", "2", "--steps", "1", "--precision", precision,
-            "--production", "32", "8", "4", "--out", str(out)]  # fmt: skip
+            "--production", "32", "8", "4", "--out", str(out), "--record"]  # fmt: skip
     report = gpu_check.main(argv)
+    saved = json.loads((tmp_path / "results" / "gpu_check_cpu.json").read_text())
+    assert saved["report"] == json.loads(out.read_text()) and saved["machine"]["cores"] >= 1
+    text = doc.read_text()
+    assert "stale figures" not in text and "Intro." in text
+    assert "| 16 | 16 | 6k |" in text and f"commit {saved['machine']['commit']}" in text
     bf16 = precision == "bf16"
     assert report["device"] == "cpu"
     assert report["precision"] == ("bf16 autocast" if bf16 else "fp32")
