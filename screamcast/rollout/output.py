@@ -81,6 +81,16 @@ def read_attrs(path: Path) -> dict | None:
     return None
 
 
+def _array_shape(path: Path) -> tuple[int, ...] | None:
+    """The shape of the zarr array at ``path`` (v3 ``zarr.json`` or v2 ``.zarray``)."""
+    for meta in ("zarr.json", ".zarray"):
+        try:
+            return tuple(json.loads((path / meta).read_text())["shape"])
+        except (OSError, ValueError, KeyError):
+            continue
+    return None
+
+
 def is_rollout_output(path: Path) -> bool:
     attrs = read_attrs(path)
     return attrs is not None and attrs.get("title") == TITLE
@@ -114,6 +124,9 @@ def check_resume_settings(path: Path, attrs: dict) -> None:
     have = read_attrs(path) or {}
     if int(have.get("complete_steps", 0)) < 1:
         raise OutputError(f"cannot resume {path}: it holds no complete step")
+    shape = _array_shape(path / "time")
+    if "steps" not in have and shape:  # an output made before the attr existed
+        have["steps"] = shape[0] - 1
     diff = [
         f"{k}: output has {have[k]!r}, this run {attrs.get(k)!r}"
         for k in RESUME_KEYS

@@ -194,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileExistsError, FileNotFoundError, LockedError) as err:
         print(f"error: {flag_words(str(err))}", file=sys.stderr)
         return 2
+    except OSError as err:  # the disk or the filesystem refused (permissions, space, ...)
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     if summary.get("metrics"):
         print_table(summary["metrics"], args.steps)
         base = str(args.output).removesuffix(".zarr")

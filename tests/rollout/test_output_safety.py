@@ -271,3 +271,17 @@ def test_only_the_start_time_of_the_initial_condition_is_read(tiny_checkpoint, t
     assert cli.main(args(tiny_checkpoint, store, tmp_path / "o.zarr", "--start",
                          "2020-01-01T00:00", steps=1)) == 0  # fmt: skip
     assert np.isfinite(open_out(tmp_path / "o.zarr").precip.values[0]).all()
+
+
+def test_resume_of_an_older_output_checks_its_length(tiny_checkpoint, tiny_store, finished,
+                                                     capsys):  # fmt: skip
+    """Outputs made before the ``steps`` attr: a longer --steps computed every step and then
+    failed, a shorter one left NaN steps. The length comes from the time axis."""
+    import json
+
+    meta = finished / "zarr.json"
+    doc = json.loads(meta.read_text())
+    del doc["attributes"]["steps"]
+    meta.write_text(json.dumps(doc))
+    assert cli.main(args(tiny_checkpoint, tiny_store, finished, "--resume", steps=4)) == 2
+    assert "steps: output has 2, this run 4" in capsys.readouterr().err
