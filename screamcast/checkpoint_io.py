@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
-import random
 import re
-import signal
 import warnings
 import zipfile
 from collections.abc import Iterable, Mapping
@@ -95,6 +93,29 @@ def verify_checkpoint(path: str | os.PathLike) -> None:
         raise CorruptCheckpointError(f"{path}: file does not exist") from None
     except Exception as err:  # BadZipFile, EOFError, unpickling errors, ...
         raise CorruptCheckpointError(f"{path}: {type(err).__name__}: {err}") from None
+
+
+def read_verified(path: str | os.PathLike, map_location: Any = "cpu") -> tuple[dict, str]:
+    """Read ``path`` once: its sha256, every zip record's CRC, then a ``weights_only`` load
+    from the same bytes (for inference, where the file is not touched again)."""
+    import hashlib
+    import io
+
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise CorruptCheckpointError(f"{path}: file does not exist") from None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            bad = zf.testzip()
+        if bad is not None:
+            raise CorruptCheckpointError(f"{path}: CRC mismatch in record {bad}")
+        state = torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
+    except CorruptCheckpointError:
+        raise
+    except Exception as err:  # BadZipFile, EOFError, unpickling errors, ...
+        raise CorruptCheckpointError(f"{path}: {type(err).__name__}: {err}") from None
+    return state, hashlib.sha256(data).hexdigest()
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict:
@@ -342,65 +363,3 @@ def apply_best_valid_loss_floor(state: dict, run_dir: str | os.PathLike) -> floa
             warnings.warn(f"ignoring {best_path} for the best-loss floor: {err}", stacklevel=2)
     state["best_valid_loss"] = current
     return current
-
-
-def rng_state() -> dict[str, Any]:
-    """torch's and Python's RNG states as tensors and lists (loadable with weights_only).
-
-    screamcast's own numpy code draws from seeded ``np.random.Generator`` objects, never the
-    global numpy RNG, so that is not captured.
-    """
-    state = {"torch": torch.get_rng_state(), "python": list(random.getstate()[1])}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def set_rng_state(state: Mapping[str, Any]) -> None:
-    """Restore what :func:`rng_state` captured."""
-    torch.set_rng_state(state["torch"])
-    random.setstate((3, tuple(state["python"]), None))
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
-# ----------------------------------------------------------------------------- preemption
-class PreemptionFlag:
-    """SIGTERM / SIGUSR1 set a flag; the loop asks :meth:`should_stop` at step boundaries.
-
-    The handler only sets a bool (signal-safe); the decision is an all-reduce (max) so every
-    rank stops at the same step even if only one received the signal.
-    """
-
-    SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
-
-    def __init__(self) -> None:
-        self.requested = False
-        self.signum: int | None = None
-        self._previous: dict[int, Any] = {}
-
-    def _handle(self, signum, frame) -> None:
-        self.requested, self.signum = True, signum
-
-    def install(self) -> PreemptionFlag:
-        for sig in self.SIGNALS:
-            self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def uninstall(self) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous.clear()
-
-    def __enter__(self) -> PreemptionFlag:
-        return self.install()
-
-    def __exit__(self, *exc) -> None:
-        self.uninstall()
-
-    def should_stop(self, fabric: Any = None) -> bool:
-        """Collective: True on every rank if any rank was signalled."""
-        if _world(fabric) == 1:
-            return self.requested
-        flag = torch.tensor(float(self.requested), device=getattr(fabric, "device", "cpu"))
-        return bool(fabric.all_reduce(flag, reduce_op="max").item() > 0)

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
-from screamcast import checkpoint_io as cio
+from screamcast import checkpoint_format as fmt
 from screamcast import metrics as m
 from screamcast.data.stats import Stats
 from screamcast.data.store import open_store
@@ -38,13 +38,14 @@ def main() -> None:
     ap.add_argument("--held-out", type=int, default=48, help="the last N times")
     ap.add_argument("--figure", default=str(ROOT / "docs/figures/seam_study.png"))
     args = ap.parse_args()
-    ckpt = cio.load_checkpoint(args.checkpoint)
-    cfg = OmegaConf.create(ckpt["config"])
-    prog, static = list(ckpt["variables"]["prognostic"]), list(ckpt["variables"]["static"])
-    n, tile, halo = (ckpt["grid"][k] for k in ("n", "tile", "halo"))
-    stats = Stats.from_dict(ckpt["stats"])
+    ckpt = fmt.load_for_inference(args.checkpoint)
+    desc = ckpt.description
+    cfg = OmegaConf.create(desc.config)
+    prog, static = list(desc.variables.prognostic), list(desc.variables.static)
+    n, tile, halo = desc.grid.n, desc.grid.tile, desc.grid.halo
+    stats = Stats.from_dict(desc.stats)
     pipeline = build_pipeline(cfg, stats)
-    pipeline.load_state_dict(ckpt["model"])
+    pipeline.load_state_dict(ckpt.weights)
     ds = open_store(args.data, None, prog, static, n)
     truth = ds[prog].to_array().values  # (C, T, 6, n, n)
     times = ds["time"].values

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from screamcast import checkpoint_io as cio
+from screamcast.train.run_state import PreemptionFlag, rng_state, set_rng_state
 
 FORK = mp.get_context("fork")
 
@@ -50,7 +51,7 @@ def state(tag: float, numel: int = 1000, loss: float = 1.0, step: int = 0) -> di
         "step": step,
         "best_valid_loss": loss,
         "config": {"model": {"width": 8}, "tag": tag},
-        "rng": cio.rng_state(),
+        "rng": rng_state(),
     }
 
 
@@ -91,9 +92,9 @@ def test_missing_directory_is_a_clear_error(tmp_path):
 
 
 def test_rng_state_round_trip():
-    saved = cio.rng_state()
+    saved = rng_state()
     a = (torch.rand(3), random.random())
-    cio.set_rng_state(saved)
+    set_rng_state(saved)
     b = (torch.rand(3), random.random())
     assert torch.equal(a[0], b[0]) and a[1] == b[1]
 
@@ -413,7 +414,7 @@ def test_refused_link_is_a_clear_error(run_with_steps, monkeypatch, err):
 # ----------------------------------------------------------------------------- preemption
 def test_preemption_flag_is_set_by_signals_and_restores_handlers():
     before = signal.getsignal(signal.SIGUSR1)
-    with cio.PreemptionFlag() as flag:
+    with PreemptionFlag() as flag:
         assert not flag.should_stop()
         os.kill(os.getpid(), signal.SIGUSR1)
         time.sleep(0.01)

@@ -30,6 +30,13 @@ from screamcast.grid.tiling import TileLayout
 DRAW_BLOCK = 256  # sample origins drawn per random generator
 
 
+def time_range(spec, total: int) -> tuple[int, int]:
+    """``[lo, hi]`` time indices of a config (``lo < 0``: from the end; ``hi <= 0``: from the
+    end, 0 meaning to the end) as a Python range ``(lo, hi)``."""
+    lo, hi = spec
+    return (lo % total if lo < 0 else lo, total + hi if hi <= 0 else hi)
+
+
 class CropDataset(torch.utils.data.Dataset):
     """Random crops with halo and ``steps``-step targets from a cubed-sphere store.
 
@@ -86,6 +93,30 @@ class CropDataset(torch.utils.data.Dataset):
         self.t_lo, self.t_hi = lo, hi - steps  # start times whose targets lie inside the range
         if self.t_hi <= self.t_lo:
             raise ValueError(f"time range {lo}:{hi} of {url} is too short for {steps}-step samples")
+
+    @classmethod
+    def from_config(
+        cls,
+        data,
+        split: str,
+        layout: TileLayout,
+        times: np.ndarray,
+        steps: int = 1,
+        samples: int | None = None,
+        seed: int = 0,
+    ) -> CropDataset:
+        """The ``train`` or ``valid`` crops a :class:`~screamcast.config.DataConfig` describes:
+        its store, variables, crop size and time range (``valid``: fixed draws, seed + 1)."""
+        if split not in ("train", "valid"):
+            raise ValueError(f"split must be 'train' or 'valid', got {split!r}")
+        valid = split == "valid"
+        spec = data.valid_range if valid else data.train_range
+        return cls(
+            data.url, layout, list(data.prognostic), list(data.diagnostic), list(data.static),
+            crop=data.crop, steps=steps, time_range=time_range(spec, len(times)),
+            samples=data.valid_samples if valid else samples, seed=seed + valid, fixed=valid,
+            storage_options=data.storage_options, times=times, in_memory=data.in_memory,
+        )  # fmt: skip
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch

@@ -9,7 +9,6 @@ start time, reference coverage and values, the initial condition's values, the o
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ import xarray as xr
 from omegaconf import DictConfig, OmegaConf
 
 from screamcast import __version__
+from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
 from screamcast.data.store import open_store, time_step
 from screamcast.grid import CubedSphereGrid
@@ -52,6 +52,9 @@ class RolloutOptions:
     precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
     channels_last: bool = True  # the network's convolutions in NHWC (see GlobalStepper)
     partial_reference: str = "nudge"  # a regional reference: nudge inside it, or "refuse"
+    # what the checkpoint must be, e.g. a production config's {"model": {...}, "grid": {...}}
+    expect: dict | None = None
+    expect_source: str = "the expected settings"
     assume_grid: bool = False  # accept stores without lat/lon as on the checkpoint's grid
 
 
@@ -60,7 +63,7 @@ class RolloutPlan:
     """Everything the execution needs, all of it checked."""
 
     options: RolloutOptions
-    ckpt: dict
+    checkpoint: fmt.InferenceCheckpoint
     cfg: DictConfig
     prog: list[str]
     diag: list[str]
@@ -76,14 +79,6 @@ class RolloutPlan:
     action: str  # create | resume | replace
     initial: np.ndarray | None  # (V, 6, n, n) prognostic + diagnostic at the start (not resume)
     static_fields: np.ndarray  # (S, 6, n, n)
-
-
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _start_index(times: np.ndarray, start: str | None, data: str) -> int:
@@ -112,13 +107,18 @@ def check_finite(fields: np.ndarray, names: list[str], where: str) -> None:
             )
 
 
-def _load_checkpoint(path: str) -> dict:
-    if not Path(path).exists():
-        raise RolloutError(f"checkpoint {path} does not exist")
+def _load_checkpoint(o: RolloutOptions) -> fmt.InferenceCheckpoint:
+    """The checkpoint, read once (weights, description and sha256), checked against
+    ``o.expect``."""
+    if not Path(o.checkpoint).exists():
+        raise RolloutError(f"checkpoint {o.checkpoint} does not exist")
     try:
-        return cio.load_checkpoint(path)
+        ckpt = fmt.load_for_inference(o.checkpoint)
     except cio.CorruptCheckpointError as err:
         raise RolloutError(f"checkpoint is not usable: {err}") from None
+    if o.expect:
+        ckpt.description.check(o.expect, o.checkpoint, o.expect_source)
+    return ckpt
 
 
 def _check_options(o: RolloutOptions) -> None:
@@ -161,10 +161,10 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, n: int, out_times, var_attrs
     return nudger
 
 
-def _attrs(o: RolloutOptions, out_times, dt, nudger: Nudger | None) -> dict:
+def _attrs(o: RolloutOptions, sha256: str, out_times, dt, nudger: Nudger | None) -> dict:
     attrs = {
         "title": out.TITLE, "screamcast_version": __version__,
-        "checkpoint": str(o.checkpoint), "checkpoint_sha256": _sha256(o.checkpoint),
+        "checkpoint": str(o.checkpoint), "checkpoint_sha256": sha256,
         "initial_condition": str(o.data), "start": str(out_times[0]), "steps": int(o.steps),
         "time_step_minutes": float(dt / np.timedelta64(1, "m")),
         "halo_adjoint": int(o.halo_adjoint),
@@ -183,15 +183,15 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
     inputs = {"initial condition": o.data, "reference": o.reference, "checkpoint": o.checkpoint}
     path = out.check_location(o.output, inputs)
     action = out.check_existing(path, o.resume, o.overwrite)
-    ckpt = _load_checkpoint(o.checkpoint)
-    cfg = OmegaConf.create(ckpt["config"])
-    prog, diag, static = (
-        list(ckpt["variables"][k]) for k in ("prognostic", "diagnostic", "static")
-    )
-    n = ckpt["grid"]["n"]
+    ckpt = _load_checkpoint(o)
+    desc = ckpt.description
+    cfg = OmegaConf.create(desc.config)
+    names = desc.variables
+    prog, diag, static = list(names.prognostic), list(names.diagnostic), list(names.static)
+    n = desc.grid.n
     ds = open_store(o.data, o.storage_options, prog, static, n, assume_grid=o.assume_grid)
     times, dt = ds["time"].values, time_step(ds)
-    trained = ckpt.get("time_step_minutes")
+    trained = desc.time_step_minutes
     step_min = float(dt / np.timedelta64(1, "m"))
     if trained is not None and abs(trained - step_min) > 1e-6:
         raise RolloutError(f"{o.data} has a {step_min:g} min time step; "
@@ -201,7 +201,7 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
     var_attrs = {v: dict(ds[v].attrs) for v in prog + diag if v in ds}
     nudger = _nudger(o, prog, dt, n, out_times, var_attrs)
     try:
-        attrs = _attrs(o, out_times, dt, nudger)
+        attrs = _attrs(o, ckpt.sha256, out_times, dt, nudger)
         if action == "resume":
             out.check_resume_settings(path, attrs)
         initial = None if action == "resume" else _initial_state(ds, prog, diag, i0, n, o.data)

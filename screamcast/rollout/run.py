@@ -91,10 +91,10 @@ def _steps(plan: RolloutPlan, writer: RolloutWriter | None, rank: int, world: in
         x = torch.as_tensor(fields[:C])
     else:
         k0, x = 0, torch.as_tensor(plan.initial[:C])
-    pipeline = build_pipeline(plan.cfg, Stats.from_dict(plan.ckpt["stats"]))
-    pipeline.load_state_dict(plan.ckpt["model"])
-    grid = plan.ckpt["grid"]
-    layout = TileLayout(plan.grid, grid["tile"], grid["halo"])
+    desc = plan.checkpoint.description
+    pipeline = build_pipeline(plan.cfg, Stats.from_dict(desc.stats))
+    pipeline.load_state_dict(plan.checkpoint.weights)
+    layout = TileLayout(plan.grid, desc.grid.tile, desc.grid.halo)
     stepper = GlobalStepper(pipeline, layout, plan.static_fields, o.device, o.batch_size,
                             o.halo_adjoint, o.halo_adjoint_cross_face, rank, world,
                             o.precision, o.channels_last)  # fmt: skip

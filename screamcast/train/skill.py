@@ -11,12 +11,41 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
+import torch
 from hydra import compose, initialize_config_dir
 
-from screamcast.config import register
-from screamcast.train.loop import persistence_and_model_rmse
+from screamcast import checkpoint_format as fmt
+from screamcast.config import TrainConfig, register
+from screamcast.data.dataset import CropDataset
+from screamcast.data.stats import Stats
+from screamcast.data.store import open_store
+from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.model.pipeline import build_pipeline
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, np.ndarray]:
+    """One-step RMSE over the validation samples: the trained model vs persistence."""
+    ckpt = fmt.load_for_inference(checkpoint)
+    pipeline = build_pipeline(cfg, Stats.from_dict(ckpt.description.stats))
+    pipeline.load_state_dict(ckpt.weights)
+    d = cfg.data
+    ds = open_store(d.url, d.storage_options, d.prognostic + d.diagnostic, d.static, d.n,
+                    assume_grid=d.assume_grid)  # fmt: skip
+    layout = TileLayout(CubedSphereGrid(d.n), d.tile, d.halo)
+    valid = CropDataset.from_config(d, "valid", layout, ds["time"].values, seed=cfg.seed)
+    batch = next(iter(torch.utils.data.DataLoader(valid, batch_size=d.valid_samples)))
+    pred = pipeline.predict(batch["state"], batch["forcing"][:, 0:2, 0], batch["static"])
+    C = len(d.prognostic)
+    w = batch["area"][:, None]
+    truth = batch["target"][:, 0, :C]
+
+    def rmse(x):
+        return (((x - truth) ** 2 * w).mean(dim=(0, 2, 3)) / w.mean()).sqrt().numpy()
+
+    return {"model": rmse(pred[:, :C]), "persistence": rmse(batch["state"])}
 
 
 def main(argv: list[str]) -> None:

@@ -18,6 +18,7 @@ import torch
 from lightning.fabric import Fabric
 
 from screamcast import checkpoint_io as cio
+from screamcast.train.run_state import PreemptionFlag
 
 
 def report(fabric, scenario, fn):
@@ -81,7 +82,7 @@ def main(run_dir: Path) -> None:
     report(fabric, "resume_fails", lambda: cio.choose_resume_checkpoint(bad_dir, fabric))
 
     # preemption: only rank 1 gets the signal, both ranks stop
-    with cio.PreemptionFlag() as flag:
+    with PreemptionFlag() as flag:
         if fabric.global_rank == 1:
             os.kill(os.getpid(), signal.SIGUSR1)
             time.sleep(0.05)

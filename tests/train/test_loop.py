@@ -18,7 +18,8 @@ from hydra.errors import ConfigCompositionException
 
 from screamcast import checkpoint_io as cio
 from screamcast.config import register
-from screamcast.train.loop import StepBatches, persistence_and_model_rmse, train
+from screamcast.train.loop import StepBatches, train
+from screamcast.train.skill import persistence_and_model_rmse
 
 ROOT = Path(__file__).resolve().parents[2]
 register()
@@ -51,9 +52,10 @@ def test_training_launch(tiny_store, tmp_path):
     assert all(0.0 <= float(r["data_ms"]) < 60_000 for r in log)  # each step's wait for data
     ckpt = torch.load(run / "latest.pth", weights_only=True)
     assert ckpt["step"] == 6 and ckpt["samples_seen"] == 12
-    assert ckpt["grid"] == {"n": 16, "tile": 8, "halo": 4}
-    assert ckpt["variables"]["diagnostic"] == ["precip"] and "u" in ckpt["stats"]["mean"]
-    assert ckpt["config"]["data"]["url"] == str(tiny_store)
+    desc = ckpt["description"]
+    assert ckpt["format_version"] == 1 and desc["grid"] == {"n": 16, "tile": 8, "halo": 4}
+    assert desc["variables"]["diagnostic"] == ["precip"] and "u" in desc["stats"]["mean"]
+    assert desc["config"]["data"]["url"] == str(tiny_store)
     assert elapsed < 60, f"the pytest experiment took {elapsed:.1f} s"
     events = list((run / "tensorboard").glob("events.out.tfevents.*"))
     assert events and events[0].stat().st_size > 0  # tensorboard is in the dev extra
@@ -74,7 +76,10 @@ def test_bf16_mixed_on_cpu_is_the_gpu_path(tiny_store, tmp_path):
         assert abs(float(s["train_loss"]) - float(r["train_loss"])) < 0.05 * float(r["train_loss"])
     assert float(a[0]["train_loss"]) != float(b[0]["train_loss"])  # autocast was on
     assert all(w.dtype == torch.float32 for w in weights(bf16 / "latest.pth").values())
-    assert cio.load_checkpoint(bf16 / "latest.pth")["config"]["precision"] == "bf16-mixed"
+    assert (
+        cio.load_checkpoint(bf16 / "latest.pth")["description"]["config"]["precision"]
+        == "bf16-mixed"
+    )
 
 
 def _is_nhwc(t: torch.Tensor) -> bool:
@@ -167,9 +172,11 @@ def test_stage_chain(tiny_store, tmp_path):
         train(config(*base, *extra, *init, f"run_dir={run}"))
         ckpt = cio.load_checkpoint(run / "latest.pth")
         assert ckpt["step"] == 6, "init_from must start a fresh schedule"
-        assert ckpt["config"]["init_from"] == (str(previous / "best.pth") if previous else None)
+        assert ckpt["description"]["config"]["init_from"] == (
+            str(previous / "best.pth") if previous else None
+        )
         previous = run
-    assert ckpt["config"]["rollout_steps"] == 4
+    assert ckpt["description"]["config"]["rollout_steps"] == 4
     with pytest.raises(ValueError, match="model.width=8, but the config has 16"):
         train(config(*base, "model.width=16", f"init_from={previous / 'best.pth'}",
                      f"run_dir={tmp_path / 'bad'}"))  # fmt: skip
@@ -211,11 +218,11 @@ def test_trained_model_beats_persistence(tiny_store, tmp_path):
 
 def test_metrics_log_keeps_the_columns_of_a_resumed_file(tmp_path):
     """A run started by an older version (no data_ms column) is appended to in its own columns."""
-    from screamcast.train.loop import _MetricsLog
+    from screamcast.train.metrics_log import MetricsLog
 
     path = tmp_path / "metrics.csv"
     path.write_text("step,samples,lr,train_loss,valid_loss,images_per_s\n1,2,0.1,0.5,,3.0\n")
-    log = _MetricsLog(path, enabled=True)
+    log = MetricsLog(path, enabled=True)
     log.write({"step": 2, "samples": 4, "lr": 0.1, "train_loss": 0.4, "images_per_s": 3.5,
                "data_ms": 1.5})  # fmt: skip
     assert rows(tmp_path)[-1] == {"step": "2", "samples": "4", "lr": "0.1", "train_loss": "0.4",
@@ -252,13 +259,13 @@ def test_a_second_training_in_one_run_dir_is_refused(tiny_store, tmp_path):
 def test_a_resumed_run_logs_each_step_once(tmp_path):
     """A run killed after its last checkpoint had logged the steps that the resumed run logs
     again: metrics.csv gained duplicate rows."""
-    from screamcast.train.loop import _MetricsLog
+    from screamcast.train.metrics_log import MetricsLog
 
     path = tmp_path / "metrics.csv"
-    log = _MetricsLog(path, enabled=True)
+    log = MetricsLog(path, enabled=True)
     for step in range(1, 8):  # checkpoint at 4, killed after logging 7
         log.write({"step": step, "samples": 2 * step, "lr": 0.1, "train_loss": 1.0 / step})
-    resumed = _MetricsLog(path, enabled=True, resumed_at=4)
+    resumed = MetricsLog(path, enabled=True, resumed_at=4)
     for step in range(5, 9):
         resumed.write({"step": step, "samples": 2 * step, "lr": 0.1, "train_loss": 0.5})
     assert [int(r["step"]) for r in rows(tmp_path)] == list(range(1, 9))

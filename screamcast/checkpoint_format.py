@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""What a checkpoint holds: a typed, versioned description, its migrations, one check.
+
+The file stays plain data (tensors, numbers, strings, lists, dicts), so it loads with
+``torch.load(weights_only=True)``; :class:`ModelDescription` is the typed view of everything
+inference needs besides the weights. Every format change bumps :data:`FORMAT_VERSION` and adds
+a migration from the previous version, so a checkpoint written by any earlier screamcast keeps
+loading (``tests/data/checkpoints/`` holds one of each format). How it is written to disk
+without ever being lost: :mod:`screamcast.checkpoint_io`.
+
+Format 0 (up to commit 9925a93): ``config``, ``stats``, ``variables``, ``grid``,
+``time_step_minutes`` and ``screamcast_version`` at the top level, no version.
+Format 1: those gathered under ``description`` (plus ``calendar``), and ``format_version``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+from screamcast import checkpoint_io as cio
+
+FORMAT_VERSION = 1
+
+
+class IncompatibleCheckpointError(ValueError):
+    """A checkpoint that cannot be used here: another format, variables, grid or model."""
+
+
+@dataclass(frozen=True)
+class Variables:
+    prognostic: tuple[str, ...]
+    diagnostic: tuple[str, ...]
+    static: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """The face size and the tiling the network was trained with."""
+
+    n: int
+    tile: int
+    halo: int
+
+
+@dataclass(frozen=True)
+class ModelDescription:
+    """Everything inference needs besides the weights."""
+
+    variables: Variables
+    grid: GridSpec
+    config: dict = field(hash=False)  # the resolved training config (TrainConfig as a dict)
+    stats: dict = field(hash=False)  # normalisation statistics (Stats.to_dict())
+    time_step_minutes: float | None = None
+    calendar: str = "proleptic_gregorian"
+    screamcast_version: str = "unknown"
+
+    @property
+    def model(self) -> dict:
+        return dict(self.config["model"])
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["variables"] = {k: list(v) for k, v in d["variables"].items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ModelDescription:
+        v = d["variables"]
+        return cls(
+            variables=Variables(*(tuple(v[k]) for k in ("prognostic", "diagnostic", "static"))),
+            grid=GridSpec(**{k: int(d["grid"][k]) for k in ("n", "tile", "halo")}),
+            config=dict(d["config"]),
+            stats=dict(d["stats"]),
+            time_step_minutes=d.get("time_step_minutes"),
+            calendar=d.get("calendar", "proleptic_gregorian"),
+            screamcast_version=d.get("screamcast_version", "unknown"),
+        )
+
+    def check(self, want: Mapping[str, Mapping[str, Any]], source: str, what: str) -> None:
+        """Refuse when a value differs from ``want`` (``{"model": {...}, "grid": {...},
+        "variables": {...}}``), naming the first key that differs, the checkpoint ``source``
+        and the ``what`` it is compared with."""
+        have = {"model": self.model, "grid": asdict(self.grid),
+                "variables": {k: list(v) for k, v in asdict(self.variables).items()}}  # fmt: skip
+        for section, values in want.items():
+            for key, value in values.items():
+                mine = have[section][key]
+                if (list(mine) if isinstance(mine, (list, tuple)) else mine) != (
+                    list(value) if isinstance(value, (list, tuple)) else value
+                ):
+                    raise IncompatibleCheckpointError(
+                        f"checkpoint {source} has {section}.{key}={mine}, but {what} has {value}"
+                    )
+
+
+def _from_format0(raw: dict) -> dict:
+    keys = ("config", "stats", "variables", "grid", "time_step_minutes", "screamcast_version")
+    old = {k: raw.pop(k) for k in keys if k in raw}
+    old["grid"] = {k: old["grid"][k] for k in ("n", "tile", "halo")}
+    raw["description"] = ModelDescription.from_dict(old).to_dict()
+    raw["format_version"] = 1
+    return raw
+
+
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {0: _from_format0}
+
+
+def migrate(raw: dict, source: str = "checkpoint") -> dict:
+    """``raw`` (as loaded) brought to :data:`FORMAT_VERSION`, one migration at a time."""
+    version = int(raw.get("format_version", 0))
+    if version > FORMAT_VERSION:
+        raise IncompatibleCheckpointError(
+            f"{source} has checkpoint format {version}, written by a newer screamcast "
+            f"({raw.get('description', {}).get('screamcast_version', '?')}); this one "
+            f"reads formats up to {FORMAT_VERSION}: upgrade screamcast"
+        )
+    while version < FORMAT_VERSION:
+        raw = MIGRATIONS[version](raw)
+        version = raw["format_version"]
+    return raw
+
+
+def load(path: str | os.PathLike, map_location: Any = "cpu") -> dict:
+    """The whole checkpoint (weights, optimizer, counters, description), verified (CRC) and
+    migrated to the current format; for resuming training."""
+    return migrate(cio.load_checkpoint(path, map_location), str(path))
+
+
+@dataclass(frozen=True)
+class InferenceCheckpoint:
+    description: ModelDescription
+    weights: dict[str, torch.Tensor] = field(hash=False)
+    sha256: str = ""  # of the file's bytes: outputs record which checkpoint made them
+
+
+def load_for_inference(path: str | os.PathLike) -> InferenceCheckpoint:
+    """The description, weights and sha256 of a checkpoint, reading the file once."""
+    raw, sha256 = cio.read_verified(path)
+    raw = migrate(raw, str(path))
+    return InferenceCheckpoint(ModelDescription.from_dict(raw["description"]), raw["model"], sha256)
+
+
+def pack(description: ModelDescription, **state: Any) -> dict:
+    """A checkpoint in the current format: ``state`` (model, optimizer, scheduler, counters,
+    rng: modules and optimizers become state dicts when saved) plus the description."""
+    return state | {"description": description.to_dict(), "format_version": FORMAT_VERSION}

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The training run's metrics: ``metrics.csv`` and TensorBoard events."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+
+class MetricsLog:
+    """``metrics.csv`` (appended across resumes, one row per step) and, when tensorboard is
+    installed, event files in ``run_dir/tensorboard``. Rank 0 only.
+
+    Not Lightning's ``CSVLogger``: a resumed run must drop the rows logged after its
+    checkpoint and keep the columns of a file an older version started.
+    """
+
+    FIELDS = ["step", "samples", "lr", "train_loss", "valid_loss", "images_per_s", "data_ms"]
+
+    def __init__(self, path: Path, enabled: bool, resumed_at: int | None = None):
+        self.path, self.enabled, self.tb = path, enabled, None
+        self.fields = self.FIELDS
+        if enabled and resumed_at is not None and path.exists():
+            self._drop_rows_after(resumed_at)
+        if enabled and not path.exists():
+            with open(path, "w", newline="") as f:
+                csv.DictWriter(f, self.FIELDS).writeheader()
+        elif enabled:  # a resumed run keeps the columns its file already has
+            with open(path, newline="") as f:
+                self.fields = next(csv.reader(f), None) or self.FIELDS
+        if enabled:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self.tb = SummaryWriter(str(path.parent / "tensorboard"))
+            except ImportError:  # tensorboard is optional
+                pass
+
+    def _drop_rows_after(self, step: int) -> None:
+        """A run killed after its last checkpoint logged steps that the resumed run logs
+        again: drop them, so each step has one row (the file is replaced atomically)."""
+        with open(self.path, newline="") as f:
+            lines = f.read().splitlines(keepends=True)
+        keep = lines[:1] + [
+            line for line in lines[1:] if not line.split(",", 1)[0].isdigit()
+            or int(line.split(",", 1)[0]) <= step
+        ]  # fmt: skip
+        if len(keep) < len(lines):
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text("".join(keep))
+            os.replace(tmp, self.path)
+
+    def write(self, row: dict) -> None:
+        if self.enabled:
+            with open(self.path, "a", newline="") as f:
+                csv.DictWriter(f, self.fields, extrasaction="ignore").writerow(row)
+            if self.tb is not None:
+                for key, value in row.items():
+                    if key != "step":
+                        self.tb.add_scalar(key, value, row["step"])
+                self.tb.flush()

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The typed, versioned checkpoint: old formats keep loading, newer ones are refused clearly."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from screamcast import checkpoint_format as fmt
+from screamcast import checkpoint_io as cio
+
+FIXTURES = Path(__file__).resolve().parent / "data" / "checkpoints"
+FORMAT0 = FIXTURES / "format0_pytest_width4.pth"  # written by commit 9925a93 (README there)
+
+
+def test_a_format0_checkpoint_migrates_to_a_typed_description():
+    raw = cio.load_checkpoint(FORMAT0)
+    assert "format_version" not in raw and "grid" in raw  # really the old layout
+    ckpt = fmt.load_for_inference(FORMAT0)
+    d = ckpt.description
+    assert d.grid == fmt.GridSpec(n=16, tile=8, halo=4)
+    assert d.variables.prognostic == ("u", "v", "vorticity", "tracer", "temperature")
+    assert d.variables.diagnostic == ("precip",) and d.time_step_minutes == 180.0
+    assert d.model == {"width": 4, "levels": 2, "blocks": 1} and "u" in d.stats["mean"]
+    assert d.calendar == "proleptic_gregorian" and len(ckpt.sha256) == 64
+    from omegaconf import OmegaConf
+
+    from screamcast.data.stats import Stats
+    from screamcast.model.pipeline import build_pipeline
+
+    pipeline = build_pipeline(OmegaConf.create(d.config), Stats.from_dict(d.stats))
+    pipeline.load_state_dict(ckpt.weights)  # strict: every weight is there
+
+
+def test_a_format0_checkpoint_rolls_out(tiny_store, tmp_path):
+    from tests.rollout.test_run_nudged import args, cli, open_out
+
+    assert cli.main(args(FORMAT0, tiny_store, tmp_path / "o.zarr", steps=2)) == 0
+    assert open_out(tmp_path / "o.zarr").sizes["time"] == 3
+
+
+def test_a_format0_run_resumes_and_saves_the_current_format(tiny_store, tmp_path):
+    from screamcast.train.loop import train
+    from tests.train.test_loop import config
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(FORMAT0, run / "latest.pth")
+    train(config("experiment=pytest", f"data.url={tiny_store}", f"run_dir={run}",
+                 "model.width=4", "steps=4", "keep_every=0"))  # fmt: skip
+    raw = cio.load_checkpoint(run / "latest.pth")
+    assert raw["format_version"] == fmt.FORMAT_VERSION and raw["step"] == 4
+    assert raw["description"]["grid"] == {"n": 16, "tile": 8, "halo": 4}
+
+
+def test_a_newer_format_is_refused_clearly(tmp_path):
+    raw = fmt.load(FORMAT0)
+    raw["format_version"] = fmt.FORMAT_VERSION + 1
+    torch.save(raw, tmp_path / "future.pth")
+    with pytest.raises(fmt.IncompatibleCheckpointError, match="format 2, written by a newer"):
+        fmt.load_for_inference(tmp_path / "future.pth")
+
+
+def test_the_one_compatibility_check_names_the_key():
+    d = fmt.load_for_inference(FORMAT0).description
+    d.check({"model": {"width": 4}, "grid": {"n": 16, "tile": 8}}, "a.pth", "x.yaml")
+    with pytest.raises(fmt.IncompatibleCheckpointError,
+                       match=r"checkpoint a.pth has grid.halo=4, but x.yaml has 8"):  # fmt: skip
+        d.check({"grid": {"halo": 8}}, "a.pth", "x.yaml")
+    with pytest.raises(fmt.IncompatibleCheckpointError, match="variables.static"):
+        d.check({"variables": {"static": ["orography"]}}, "a.pth", "the config")
+
+
+def test_pack_and_load_round_trip(tmp_path):
+    d = fmt.load_for_inference(FORMAT0).description
+    state = fmt.pack(d, model={"w": torch.ones(2)}, step=3)
+    torch.save(state, tmp_path / "c.pth")
+    back = fmt.load_for_inference(tmp_path / "c.pth")
+    assert back.description == d and torch.equal(back.weights["w"], torch.ones(2))
+    assert fmt.load(tmp_path / "c.pth")["step"] == 3
