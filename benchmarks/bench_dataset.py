@@ -46,8 +46,17 @@ def _raw_reader(data: CropDataset, url: str, options: dict | None):
 
 
 def _case(kind, url, options, layout, crop, batches, batch):
-    data = CropDataset(url, layout, PROG, DIAG, STATIC, crop=crop, steps=1,
-                       samples=batches * batch, storage_options=options)  # fmt: skip
+    data = CropDataset(
+        url,
+        layout,
+        PROG,
+        DIAG,
+        STATIC,
+        crop=crop,
+        steps=1,
+        samples=batches * batch,
+        storage_options=options,
+    )
     raw = _raw_reader(data, url, options)
     counter = {"c": 0, "b": 0}
 

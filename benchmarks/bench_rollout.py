@@ -39,15 +39,19 @@ def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
         write_store(tmp / "r.zarr", n // 4, days=1.5, step_hours=6, coarsen=4)
         ds = xr.open_zarr(tmp / "d.zarr", consolidated=False)
         ref = xr.open_zarr(tmp / "r.zarr", consolidated=False)
-        cfg = TrainConfig(data=DataConfig(n=n, tile=tile, halo=halo), model=ModelConfig(width=32),
-                          pipeline=PipelineConfig())  # fmt: skip
+        cfg = TrainConfig(
+            data=DataConfig(n=n, tile=tile, halo=halo),
+            model=ModelConfig(width=32),
+            pipeline=PipelineConfig(),
+        )
         d = cfg.data
         pipeline = build_pipeline(cfg, compute_stats(ds, d.prognostic + d.diagnostic, d.static))
         torch.nn.init.normal_(pipeline.net.head.weight, std=1e-3)  # not persistence
         grid = CubedSphereGrid(n)
         static = np.stack([ds[v].values for v in d.static])
-        stepper = GlobalStepper(pipeline, TileLayout(grid, tile, halo), static, batch_size=27,
-                                halo_adjoint=True)  # fmt: skip
+        stepper = GlobalStepper(
+            pipeline, TileLayout(grid, tile, halo), static, batch_size=27, halo_adjoint=True
+        )
         times = ds.time.values
         nudger = Nudger(ref, ["u", "v", "temperature"], d.prognostic, 6.0, times[1] - times[0], n)
         writer = RolloutWriter(tmp / "o.zarr", d.prognostic + d.diagnostic, {}, grid, {}, times)
@@ -80,9 +84,14 @@ def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
         shutil.rmtree(tmp)
     warm = steps // 3
     tc, tb = float(np.median(cand[warm:])), float(np.median(base[warm:]))
-    result = Result("rollout", f"step_vs_forwards[n{n}_t{tile}_h{halo}]", tc, tb, 1.25,
-                    "sum of model forwards")  # fmt: skip
+    result = Result(
+        "rollout", f"step_vs_forwards[n{n}_t{tile}_h{halo}]", tc, tb, 1.25, "sum of model forwards"
+    )
     growth = rss[-1] - rss[warm]
-    context = {"steps": steps, "repeats": steps, "peak_rss_mb": rss[-1],
-               "rss_growth_mb_after_warmup": growth}  # fmt: skip
+    context = {
+        "steps": steps,
+        "repeats": steps,
+        "peak_rss_mb": rss[-1],
+        "rss_growth_mb_after_warmup": growth,
+    }
     return [result], context

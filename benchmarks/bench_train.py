@@ -37,13 +37,22 @@ def run(quick: bool = False):
     seg = 10 if quick else 30  # steps per training segment; 3 segments, resumed
     try:
         write_store(tmp / "d.zarr", 48, days=3, step_hours=1)
-        overrides = ["experiment=demo", f"data.url={tmp / 'd.zarr'}", f"run_dir={tmp / 'run'}",
-                     f"valid_every={10 * seg}", f"checkpoint_every={seg}", "log_every=5",
-                     "progress=false", "data.train_range=[0,-12]", "data.valid_range=[-12,0]",
-                     "data.valid_samples=8"]  # fmt: skip
+        overrides = [
+            "experiment=demo",
+            f"data.url={tmp / 'd.zarr'}",
+            f"run_dir={tmp / 'run'}",
+            f"valid_every={10 * seg}",
+            f"checkpoint_every={seg}",
+            "log_every=5",
+            "progress=false",
+            "data.train_range=[0,-12]",
+            "data.valid_range=[-12,0]",
+            "data.valid_samples=8",
+        ]
         with initialize_config_dir(str(ROOT / "configs"), version_base="1.3"):
-            cfgs = [compose("train", overrides=[*overrides, f"steps={(i + 1) * seg}"])
-                    for i in range(3)]  # fmt: skip
+            cfgs = [
+                compose("train", overrides=[*overrides, f"steps={(i + 1) * seg}"]) for i in range(3)
+            ]
         bare_step = _bare_step_fn(cfgs[0])
         bare, loop_s, loop_steps = _timed(bare_step, seg), 0.0, 0
         for i, cfg in enumerate(cfgs):  # loop and baseline alternate: the machine's drift cancels
@@ -56,10 +65,20 @@ def run(quick: bool = False):
     finally:
         shutil.rmtree(tmp)
     d = cfgs[0].data
-    result = Result("train", f"loop_vs_bare[crop{d.crop}_b{d.batch_size}]", loop_s / loop_steps,
-                    float(np.median(bare)), 1.15, "model fwd+bwd+step")  # fmt: skip
-    context = {"steps": 3 * seg, "repeats": 3 * seg, "threads": torch.get_num_threads(),
-               "loop_data_wait_ms": data_ms}  # fmt: skip
+    result = Result(
+        "train",
+        f"loop_vs_bare[crop{d.crop}_b{d.batch_size}]",
+        loop_s / loop_steps,
+        float(np.median(bare)),
+        1.15,
+        "model fwd+bwd+step",
+    )
+    context = {
+        "steps": 3 * seg,
+        "repeats": 3 * seg,
+        "threads": torch.get_num_threads(),
+        "loop_data_wait_ms": data_ms,
+    }
     return [result], context
 
 
@@ -99,9 +118,17 @@ def _bare_step_fn(cfg):
     ds = xr.open_zarr(d.url, consolidated=False)
     pipeline = build_pipeline(cfg, compute_stats(ds, d.prognostic + d.diagnostic, d.static))
     optimizer = torch.optim.AdamW(pipeline.parameters(), lr=1e-4)
-    data = CropDataset(d.url, TileLayout(CubedSphereGrid(d.n), d.tile, d.halo), d.prognostic,
-                       d.diagnostic, d.static, crop=d.crop, steps=1, samples=d.batch_size,
-                       in_memory=True)  # fmt: skip
+    data = CropDataset(
+        d.url,
+        TileLayout(CubedSphereGrid(d.n), d.tile, d.halo),
+        d.prognostic,
+        d.diagnostic,
+        d.static,
+        crop=d.crop,
+        steps=1,
+        samples=d.batch_size,
+        in_memory=True,
+    )
     batch = next(iter(torch.utils.data.DataLoader(data, batch_size=d.batch_size)))
 
     def step() -> None:

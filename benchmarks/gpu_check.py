@@ -139,8 +139,14 @@ def train_step_rate(pipeline, device, size: int, batch: int, steps: int, bf16: b
         opt.step()
 
     dt, mem = _timed(step, steps, device)
-    return {"crop": size, "batch": batch, "step_s": dt, "images_per_s": batch / dt,
-            "memory_format": "channels_last" if bf16 else "contiguous", "memory": mem}  # fmt: skip
+    return {
+        "crop": size,
+        "batch": batch,
+        "step_s": dt,
+        "images_per_s": batch / dt,
+        "memory_format": "channels_last" if bf16 else "contiguous",
+        "memory": mem,
+    }
 
 
 def tile_flops(pipeline, size: int) -> int:
@@ -165,15 +171,22 @@ def tile_forward_rate(pipeline, device, size: int, batch: int, steps: int, preci
             return net.predict(*x)  # (batch, C + D, size, size), under no_grad
 
     dt, mem = _timed(forward, steps, device)
-    return {"tile": size, "batch": batch, "batch_s": dt, "tiles_per_s": batch / dt,
-            "memory": mem}  # fmt: skip
+    return {"tile": size, "batch": batch, "batch_s": dt, "tiles_per_s": batch / dt, "memory": mem}
 
 
-def rollout_step_rate(pipeline, device, n: int, tile: int, halo: int, steps: int, batch: int,
-                      precision: str = "auto"):  # fmt: skip
+def rollout_step_rate(
+    pipeline, device, n: int, tile: int, halo: int, steps: int, batch: int, precision: str = "auto"
+):
     layout = TileLayout(CubedSphereGrid(n), tile, halo)
-    stepper = GlobalStepper(pipeline, layout, np.zeros((len(STATIC), 6, n, n)), str(device), batch,
-                            halo_adjoint=True, precision=precision)  # fmt: skip
+    stepper = GlobalStepper(
+        pipeline,
+        layout,
+        np.zeros((len(STATIC), 6, n, n)),
+        str(device),
+        batch,
+        halo_adjoint=True,
+        precision=precision,
+    )
     state = [torch.randn(len(PROG), 6, n, n)]
     t0, t1 = np.datetime64("2020-01-01T00"), np.datetime64("2020-01-01T01")
 
@@ -183,9 +196,17 @@ def rollout_step_rate(pipeline, device, n: int, tile: int, halo: int, steps: int
     dt, mem = _timed(step, steps, device)
     phases = step_phases(stepper, state[0], t0, t1, steps, device)
     S = tile + 2 * halo
-    return {"n": n, "tile": tile, "halo": halo, "tiles": layout.n_tiles, "step_s": dt,
-            "sim_days_per_wall_day_at_1h": 3600.0 / dt, "tile_pixels": layout.n_tiles * S * S,
-            "memory": mem, "phases_s": phases}  # fmt: skip
+    return {
+        "n": n,
+        "tile": tile,
+        "halo": halo,
+        "tiles": layout.n_tiles,
+        "step_s": dt,
+        "sim_days_per_wall_day_at_1h": 3600.0 / dt,
+        "tile_pixels": layout.n_tiles * S * S,
+        "memory": mem,
+        "phases_s": phases,
+    }
 
 
 def step_phases(stepper: GlobalStepper, x: torch.Tensor, t0, t1, steps: int, device) -> dict:
@@ -218,9 +239,13 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--scaling", action="store_true", help="rollout step for n = 48, 96, 192")
-    ap.add_argument("--precision", choices=PRECISIONS, default="auto",
-                    help="bf16: autocast, and NHWC training too (auto: on CUDA); bf16 on CPU "
-                    "tests the GPU code path")  # fmt: skip
+    ap.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="bf16: autocast, and NHWC training too (auto: on CUDA); bf16 on CPU "
+        "tests the GPU code path",
+    )
     ap.add_argument(
         "--production",
         type=int,
@@ -283,17 +308,22 @@ def project(pipeline, device, rollout: list[dict], a) -> dict:
     rollout_rate = last["tiles"] * tile_flops(pipeline, last["tile"] + 2 * last["halo"])
     rollout_rate /= last["step_s"]
     return {
-        "grid": f"face {face}, tile {tile}, halo {halo}", "tiles": tiles, "tile_size": size,
-        "flops_per_tile_forward": flops, "flops_per_step": tiles * flops,
-        "tile_forward": fwd, "achieved_flops_per_s": fwd["tiles_per_s"] * flops,
-        "projected_step_s": step, "projected_sim_days_per_wall_day_at_1h": 3600.0 / step,
+        "grid": f"face {face}, tile {tile}, halo {halo}",
+        "tiles": tiles,
+        "tile_size": size,
+        "flops_per_tile_forward": flops,
+        "flops_per_step": tiles * flops,
+        "tile_forward": fwd,
+        "achieved_flops_per_s": fwd["tiles_per_s"] * flops,
+        "projected_step_s": step,
+        "projected_sim_days_per_wall_day_at_1h": 3600.0 / step,
         "rollout_achieved_flops_per_s": rollout_rate,
         "projected_step_s_from_rollout_flops": tiles * flops / rollout_rate,
         "note": "projections from this run's measurements, not measurements: the step is the "
         "network forwards of every production tile at the rate measured on that tile size "
         "(the rollout adds gather, reassembly, nudging and writing: 1.04-1.12x on CPU, "
         "benchmarks/bench_rollout.py)",
-    }  # fmt: skip
+    }
 
 
 def _emit(report: dict, out: str | None) -> dict:

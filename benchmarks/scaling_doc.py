@@ -21,8 +21,13 @@ def record(report: dict, command: str) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     kind = "cuda" if report["device"] != "cpu" else "cpu"
     path = RESULTS / f"gpu_check_{kind}.json"
-    payload = {"benchmark": "gpu_check", "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-               "command": command, "machine": provenance(), "report": report}  # fmt: skip
+    payload = {
+        "benchmark": "gpu_check",
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": command,
+        "machine": provenance(),
+        "report": report,
+    }
     path.write_text(json.dumps(payload, indent=2) + "\n")
     write_tables()
     return path

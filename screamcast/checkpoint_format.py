@@ -86,8 +86,11 @@ class ModelDescription:
         """Refuse when a value differs from ``want`` (``{"model": {...}, "grid": {...},
         "variables": {...}}``), naming the first key that differs, the checkpoint ``source``
         and the ``what`` it is compared with."""
-        have = {"model": self.model, "grid": asdict(self.grid),
-                "variables": {k: list(v) for k, v in asdict(self.variables).items()}}  # fmt: skip
+        have = {
+            "model": self.model,
+            "grid": asdict(self.grid),
+            "variables": {k: list(v) for k, v in asdict(self.variables).items()},
+        }
         for section, values in want.items():
             for key, value in values.items():
                 mine = have[section][key]

@@ -27,8 +27,11 @@ from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.stepper import GlobalStepper
 
 ROOT = Path(__file__).resolve().parents[1]
-MODES = {"crop": (False, False), "intra-face overlap-add": (True, False),
-         "intra + cross-face overlap-add": (True, True)}  # fmt: skip
+MODES = {
+    "crop": (False, False),
+    "intra-face overlap-add": (True, False),
+    "intra + cross-face overlap-add": (True, True),
+}
 
 
 def main() -> None:
@@ -50,12 +53,19 @@ def main() -> None:
     truth = ds[prog].to_array().values  # (C, T, 6, n, n)
     times = ds["time"].values
     grid = CubedSphereGrid(n)
-    stepper = GlobalStepper(pipeline, TileLayout(grid, tile, halo),
-                            np.stack([ds[v].values for v in static]), batch_size=27)  # fmt: skip
+    stepper = GlobalStepper(
+        pipeline,
+        TileLayout(grid, tile, halo),
+        np.stack([ds[v].values for v in static]),
+        batch_size=27,
+    )
     scale = np.array([stats.diff_std[v] for v in prog])[:, None, None, None]
-    masks = {"all": np.ones(grid.shape, bool), "tile seams": m.tile_seam_mask(n, tile),
-             "face edges (outermost px)": m.face_edge_mask(n),
-             "interiors": ~(m.tile_seam_mask(n, tile) | m.face_edge_mask(n))}  # fmt: skip
+    masks = {
+        "all": np.ones(grid.shape, bool),
+        "tile seams": m.tile_seam_mask(n, tile),
+        "face edges (outermost px)": m.face_edge_mask(n),
+        "interiors": ~(m.tile_seam_mask(n, tile) | m.face_edge_mask(n)),
+    }
     sums = {mode: {k: [] for k in [*masks, "edge gradient variance ratio"]} for mode in MODES}
     T = len(times)
     last = {}
@@ -71,8 +81,10 @@ def main() -> None:
             ratios = [m.edge_gradient_variance_ratio(p, t) for p, t in zip(pred, true, strict=True)]
             sums[mode]["edge gradient variance ratio"].append(np.mean(ratios))
             last[mode] = (pred[0] - true[0]) * scale[0]
-    print(f"one-step errors over {args.held_out} held-out times, {args.checkpoint}, n={n}, "
-          f"tile {tile}, halo {halo} (RMSE in units of the one-step std)\n")  # fmt: skip
+    print(
+        f"one-step errors over {args.held_out} held-out times, {args.checkpoint}, n={n}, "
+        f"tile {tile}, halo {halo} (RMSE in units of the one-step std)\n"
+    )
     cols = list(masks) + ["edge gradient variance ratio"]
     print("| mode | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")

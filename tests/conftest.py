@@ -125,8 +125,17 @@ def tiny_checkpoint(tiny_store, tmp_path_factory):
     configs = Path(__file__).resolve().parents[1] / "configs"
     run = tmp_path_factory.mktemp("runs") / "tiny"
     with initialize_config_dir(str(configs), version_base="1.3"):
-        cfg = compose("train", overrides=["experiment=pytest", f"data.url={tiny_store}",
-                                          f"run_dir={run}", "steps=60", "optim.lr=2e-3",
-                                          "valid_every=20", "model.width=16"])  # fmt: skip
+        cfg = compose(
+            "train",
+            overrides=[
+                "experiment=pytest",
+                f"data.url={tiny_store}",
+                f"run_dir={run}",
+                "steps=60",
+                "optim.lr=2e-3",
+                "valid_every=20",
+                "model.width=16",
+            ],
+        )
     train(cfg)
     return run / "best.pth"

@@ -90,13 +90,21 @@ def run_config(name: str, tmp: Path) -> dict[str, np.ndarray]:
     r = config["rollout"] | changes
     nudged = "nudge_vars" in r
     out = tmp / "out.zarr"
-    run_rollout(RolloutOptions(
-        checkpoint=str(ckpt), data=str(store), output=str(out), steps=3,
-        reference=str(ref) if nudged else None, halo_adjoint=r["halo_adjoint"],
-        halo_adjoint_cross_face=r["halo_adjoint_cross_face"],
-        nudge_tau_hours=r.get("nudge_tau_hours", 6.0), nudge_vars=r.get("nudge_vars", []),
-        batch_size=r["batch_size"], progress=False,
-    ))  # fmt: skip
+    run_rollout(
+        RolloutOptions(
+            checkpoint=str(ckpt),
+            data=str(store),
+            output=str(out),
+            steps=3,
+            reference=str(ref) if nudged else None,
+            halo_adjoint=r["halo_adjoint"],
+            halo_adjoint_cross_face=r["halo_adjoint_cross_face"],
+            nudge_tau_hours=r.get("nudge_tau_hours", 6.0),
+            nudge_vars=r.get("nudge_vars", []),
+            batch_size=r["batch_size"],
+            progress=False,
+        )
+    )
     import xarray as xr
 
     ds = xr.open_zarr(out, consolidated=False)
@@ -131,9 +139,13 @@ def test_production_config_inference_matches_reference(name, tmp_path):
 
 @pytest.mark.parametrize(
     "name, perturb",
-    [("one_step_crop", "power"), ("finetuned_intra_adjoint", "power"),
-     ("finetuned_intra_adjoint", "crop"), ("one_step_crop", "intra")],
-)  # fmt: skip
+    [
+        ("one_step_crop", "power"),
+        ("finetuned_intra_adjoint", "power"),
+        ("finetuned_intra_adjoint", "crop"),
+        ("one_step_crop", "intra"),
+    ],
+)
 def test_perturbations_are_caught(name, perturb, tmp_path, monkeypatch):
     """Small changes that the old tolerances let through now fail the comparison."""
     import screamcast.grid.tiling as tiling

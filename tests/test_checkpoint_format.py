@@ -48,8 +48,16 @@ def test_a_format0_run_resumes_and_saves_the_current_format(tiny_store, tmp_path
     run = tmp_path / "run"
     run.mkdir()
     shutil.copy(FORMAT0, run / "latest.pth")
-    train(config("experiment=pytest", f"data.url={tiny_store}", f"run_dir={run}",
-                 "model.width=4", "steps=4", "keep_every=0"))  # fmt: skip
+    train(
+        config(
+            "experiment=pytest",
+            f"data.url={tiny_store}",
+            f"run_dir={run}",
+            "model.width=4",
+            "steps=4",
+            "keep_every=0",
+        )
+    )
     raw = cio.load_checkpoint(run / "latest.pth")
     assert raw["format_version"] == fmt.FORMAT_VERSION and raw["step"] == 4
     assert raw["description"]["grid"] == {"n": 16, "tile": 8, "halo": 4}
@@ -66,8 +74,9 @@ def test_a_newer_format_is_refused_clearly(tmp_path):
 def test_the_one_compatibility_check_names_the_key():
     d = fmt.load_for_inference(FORMAT0).description
     d.check({"model": {"width": 4}, "grid": {"n": 16, "tile": 8}}, "a.pth", "x.yaml")
-    with pytest.raises(fmt.IncompatibleCheckpointError,
-                       match=r"checkpoint a.pth has grid.halo=4, but x.yaml has 8"):  # fmt: skip
+    with pytest.raises(
+        fmt.IncompatibleCheckpointError, match=r"checkpoint a.pth has grid.halo=4, but x.yaml has 8"
+    ):
         d.check({"grid": {"halo": 8}}, "a.pth", "x.yaml")
     with pytest.raises(fmt.IncompatibleCheckpointError, match="variables.static"):
         d.check({"variables": {"static": ["orography"]}}, "a.pth", "the config")

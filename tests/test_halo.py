@@ -87,8 +87,18 @@ def test_cross_face_adjoint_changes_only_pixels_near_face_edges(op):
 # Every layout the package accepts: one tile per face (tile = n), halo = tile, halo > tile / 2,
 # the widest halo (n // 2), no halo. (1, 1) is the batch/channel shape at which the tiles of a
 # one-tile face used to alias the operator's scratch buffer (NaN adjoint, wrong crops).
-LAYOUTS = [(16, 16, 4), (32, 32, 8), (8, 8, 4), (16, 16, 8), (16, 8, 8), (16, 4, 3),
-           (16, 2, 8), (24, 8, 4), (12, 6, 5), (16, 16, 0)]  # fmt: skip
+LAYOUTS = [
+    (16, 16, 4),
+    (32, 32, 8),
+    (8, 8, 4),
+    (16, 16, 8),
+    (16, 8, 8),
+    (16, 4, 3),
+    (16, 2, 8),
+    (24, 8, 4),
+    (12, 6, 5),
+    (16, 16, 0),
+]
 
 
 @pytest.mark.parametrize("n, tile, halo", LAYOUTS)

@@ -112,11 +112,21 @@ class CropDataset(torch.utils.data.Dataset):
         valid = split == "valid"
         spec = data.valid_range if valid else data.train_range
         return cls(
-            data.url, layout, list(data.prognostic), list(data.diagnostic), list(data.static),
-            crop=data.crop, steps=steps, time_range=time_range(spec, len(times)),
-            samples=data.valid_samples if valid else samples, seed=seed + valid, fixed=valid,
-            storage_options=data.storage_options, times=times, in_memory=data.in_memory,
-        )  # fmt: skip
+            data.url,
+            layout,
+            list(data.prognostic),
+            list(data.diagnostic),
+            list(data.static),
+            crop=data.crop,
+            steps=steps,
+            time_range=time_range(spec, len(times)),
+            samples=data.valid_samples if valid else samples,
+            seed=seed + valid,
+            fixed=valid,
+            storage_options=data.storage_options,
+            times=times,
+            in_memory=data.in_memory,
+        )
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
@@ -130,8 +140,9 @@ class CropDataset(torch.utils.data.Dataset):
             group = zarr.open_group(zarr_store(self.url, self.storage_options), mode="r")
             if self.in_memory:  # {variables: (V, [time,] 6, P, P)} extended faces, see below
                 self._check_memory()
-                self._arrays = {tuple(g): self._load_extended(group, g, static)
-                                for g, static in self._groups()}  # fmt: skip
+                self._arrays = {
+                    tuple(g): self._load_extended(group, g, static) for g, static in self._groups()
+                }
             else:
                 names = self.prognostic + self.diagnostic + self.static
                 self._arrays = {v: group[v].async_array for v in names}
@@ -268,8 +279,10 @@ class CropDataset(torch.utils.data.Dataset):
         """In-memory crops: views into the extended faces loaded by :meth:`_load_extended`."""
         if not self.t_lo <= t < self.t_hi:  # the starts whose k-step targets were loaded
             loaded = f"{self.t_lo}:{self.t_hi + self.steps}"
-            raise IndexError(f"time index {t} is outside {self.url}'s loaded range {loaded} "
-                             f"for {self.steps}-step samples")  # fmt: skip
+            raise IndexError(
+                f"time index {t} is outside {self.url}'s loaded range {loaded} "
+                f"for {self.steps}-step samples"
+            )
         win = (face, slice(oy, oy + self.crop), slice(ox, ox + self.crop))
         tsel = slice(t - self.t_lo, t - self.t_lo + self.steps + 1)
         out = {}

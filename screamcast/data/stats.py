@@ -62,9 +62,12 @@ class _Moments:
 
 
 def compute_stats(
-    ds: xr.Dataset, variables: list[str], static: list[str] = (), block: int = 24,
+    ds: xr.Dataset,
+    variables: list[str],
+    static: list[str] = (),
+    block: int = 24,
     time_range: tuple[int, int] | None = None,
-) -> Stats:  # fmt: skip
+) -> Stats:
     """Stream over ``ds`` in blocks of ``block`` times (only the training period if given)."""
     area = CubedSphereGrid(ds.sizes["y"]).area
     lo, hi = time_range or (0, ds.sizes["time"])

@@ -64,8 +64,15 @@ def _s3_message(url: str, options: dict, err: BaseException) -> str | None:
             f"{url}: access denied by {endpoint}: check key/secret in the config's "
             "storage_options or the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment"
         )
-    unreachable = ("Could not connect", "EndpointConnectionError", "Cannot connect", "timed out",
-                   "Read timeout", "ReadTimeout", "Connect timeout")  # fmt: skip
+    unreachable = (
+        "Could not connect",
+        "EndpointConnectionError",
+        "Cannot connect",
+        "timed out",
+        "Read timeout",
+        "ReadTimeout",
+        "Connect timeout",
+    )
     if any(k in text for k in unreachable):
         return f"{url}: the endpoint {endpoint} does not answer ({type(err).__name__})"
     return None
@@ -78,9 +85,18 @@ _TRANSIENT_ERRNOS = {errno.EBUSY, errno.ETIMEDOUT, getattr(errno, "EREMOTEIO", 1
 
 def _transient(err: BaseException) -> bool:
     text = f"{type(err).__name__}: {err}"
-    signs = ("SlowDown", "Throttl", "RequestTimeout", "InternalError", "ServiceUnavailable",
-             "reduce your request rate", "Connect", "timed out", "Read timeout",
-             "ReadTimeout")  # fmt: skip
+    signs = (
+        "SlowDown",
+        "Throttl",
+        "RequestTimeout",
+        "InternalError",
+        "ServiceUnavailable",
+        "reduce your request rate",
+        "Connect",
+        "timed out",
+        "Read timeout",
+        "ReadTimeout",
+    )
     if isinstance(err, (ConnectionError, TimeoutError)) or any(k in text for k in signs):
         return True
     return type(err) is OSError and err.errno in _TRANSIENT_ERRNOS
@@ -110,12 +126,20 @@ def with_retries(
                 raise
             waited = time.monotonic() - t0
             if attempt == retries or waited > give_up_after:
-                err.add_note(f"{what}: still failing after {attempt} retries with backoff "
-                             f"({waited:.0f} s)")  # fmt: skip
+                err.add_note(
+                    f"{what}: still failing after {attempt} retries with backoff ({waited:.0f} s)"
+                )
                 raise
             delay = backoff * 2**attempt
-            log.warning("%s: %s: %s; retry %d of %d in %.1f s", what, type(err).__name__,
-                        str(err)[:200], attempt + 1, retries, delay)  # fmt: skip
+            log.warning(
+                "%s: %s: %s; retry %d of %d in %.1f s",
+                what,
+                type(err).__name__,
+                str(err)[:200],
+                attempt + 1,
+                retries,
+                delay,
+            )
             time.sleep(delay)
     raise AssertionError("unreachable")
 

@@ -285,8 +285,13 @@ def main(argv: list[str] | None = None) -> None:
         if args.n % args.reference_coarsen:
             ap.error(f"--reference-coarsen {args.reference_coarsen} must divide --n {args.n}")
         n_ref = args.n // args.reference_coarsen
-        write_store(args.reference, n_ref, step_hours=args.reference_step_hours,
-                    coarsen=args.reference_coarsen, **kw)  # fmt: skip
+        write_store(
+            args.reference,
+            n_ref,
+            step_hours=args.reference_step_hours,
+            coarsen=args.reference_coarsen,
+            **kw,
+        )
         print(f"wrote {args.reference} (n={n_ref}, every {args.reference_step_hours} h)")
     if args.latlon_reference:
         write_latlon_reference(args.latlon_reference, step_hours=args.reference_step_hours, **kw)

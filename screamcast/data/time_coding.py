@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-_UNITS = (("hours", 3_600_000_000_000), ("minutes", 60_000_000_000), ("seconds", 10**9),
-          ("milliseconds", 10**6), ("microseconds", 10**3), ("nanoseconds", 1))  # fmt: skip
+_UNITS = (
+    ("hours", 3_600_000_000_000),
+    ("minutes", 60_000_000_000),
+    ("seconds", 10**9),
+    ("milliseconds", 10**6),
+    ("microseconds", 10**3),
+    ("nanoseconds", 1),
+)
 
 
 def time_units(times: np.ndarray, origin: np.datetime64 | None = None) -> str:

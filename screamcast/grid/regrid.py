@@ -73,8 +73,10 @@ def nearest_map(
     """
     lat, lon = np.ravel(lat), np.ravel(lon)
     if lat.shape != lon.shape or lat.size == 0:
-        raise ValueError(f"nearest_map: lat and lon must be non-empty and of one shape, got "
-                         f"{lat.shape} and {lon.shape}")  # fmt: skip
+        raise ValueError(
+            f"nearest_map: lat and lon must be non-empty and of one shape, got "
+            f"{lat.shape} and {lon.shape}"
+        )
     lon = np.mod(lon, 360.0)  # -90 and 270 give bitwise the same unit vector
     order = np.lexsort((lon, lat))  # a canonical order of the points
     nn = NearestNeighbors(n_neighbors=1).fit(latlon_to_xyz(lat[order], lon[order]))

@@ -76,8 +76,14 @@ class Pipeline(nn.Module):
         diag = self.mean[:, C:] + out[:, C:] * self.std[:, C:]
         y = torch.cat([prog, diag], dim=1)
         if self.do_precip_relu and self.precip is not None:
-            y = torch.cat([y[:, : self.precip], torch.relu(y[:, self.precip : self.precip + 1]),
-                           y[:, self.precip + 1 :]], dim=1)  # fmt: skip
+            y = torch.cat(
+                [
+                    y[:, : self.precip],
+                    torch.relu(y[:, self.precip : self.precip + 1]),
+                    y[:, self.precip + 1 :],
+                ],
+                dim=1,
+            )
         return y
 
     @torch.no_grad()
@@ -99,7 +105,19 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
     from screamcast.model.unet import UNet
 
     d, m = cfg.data, cfg.model
-    net = UNet(input_channels(len(d.prognostic), len(d.static)),
-               len(d.prognostic) + len(d.diagnostic), m.width, m.levels, m.blocks)  # fmt: skip
-    return Pipeline(net, stats, d.prognostic, d.diagnostic, d.static,
-                    cfg.pipeline.do_precip_relu, cfg.pipeline.precip_name)  # fmt: skip
+    net = UNet(
+        input_channels(len(d.prognostic), len(d.static)),
+        len(d.prognostic) + len(d.diagnostic),
+        m.width,
+        m.levels,
+        m.blocks,
+    )
+    return Pipeline(
+        net,
+        stats,
+        d.prognostic,
+        d.diagnostic,
+        d.static,
+        cfg.pipeline.do_precip_relu,
+        cfg.pipeline.precip_name,
+    )

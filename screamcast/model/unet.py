@@ -44,10 +44,12 @@ class UNet(nn.Module):
             ]
             self.down.append(nn.Sequential(*layers))
         self.up = nn.ModuleList(
-            nn.Sequential(ResBlock(widths[i + 1] + widths[i], widths[i]),
-                          *[ResBlock(widths[i], widths[i]) for _ in range(blocks - 1)])
+            nn.Sequential(
+                ResBlock(widths[i + 1] + widths[i], widths[i]),
+                *[ResBlock(widths[i], widths[i]) for _ in range(blocks - 1)],
+            )
             for i in reversed(range(levels))
-        )  # fmt: skip
+        )
         self.head = nn.Conv2d(width, c_out, 1)
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)

@@ -86,8 +86,10 @@ class Nudger:
     def projection(self) -> str:
         if self.map is not None:
             shape = "x".join(str(self.reference.sizes[d]) for d in ("lat", "lon"))
-            return (f"nearest neighbour from the {shape} lat-lon grid, mean over the "
-                    f"{self.map.n_groups} groups of cells sharing a reference point")  # fmt: skip
+            return (
+                f"nearest neighbour from the {shape} lat-lon grid, mean over the "
+                f"{self.map.n_groups} groups of cells sharing a reference point"
+            )
         return "identity" if self.factor == 1 else f"block mean over {self.factor}x{self.factor}"
 
     def check_covers(self, first: np.datetime64, last: np.datetime64) -> None:
@@ -115,8 +117,10 @@ class Nudger:
             if bad.any():
                 dims = "(face, y, x)" if self.map is None else "(lat, lon)"
                 pos = tuple(int(p) for p in np.argwhere(bad)[0])
-                raise NudgingError(f"{where}: variable '{v}' has {int(bad.sum())} non-finite "
-                                   f"values, the first at {dims} = {pos}")  # fmt: skip
+                raise NudgingError(
+                    f"{where}: variable '{v}' has {int(bad.sum())} non-finite "
+                    f"values, the first at {dims} = {pos}"
+                )
         return data
 
     def check_units(self, model_units: dict[str, str | None]) -> None:
@@ -206,13 +210,26 @@ class Nudger:
 
     def attrs(self) -> dict:
         coverage = 1.0 if self.map is None else round(self.map.covered_fraction, 6)
-        return {"nudge_vars": ",".join(self.variables), "nudge_tau_hours": self.tau_hours,
-                "nudge_alpha": self.alpha, "nudge_projection": self.projection,
-                "nudge_coverage": coverage}  # fmt: skip
+        return {
+            "nudge_vars": ",".join(self.variables),
+            "nudge_tau_hours": self.tau_hours,
+            "nudge_alpha": self.alpha,
+            "nudge_projection": self.projection,
+            "nudge_coverage": coverage,
+        }
 
 
-_UNIT_SPELLINGS = {"m/s": "m s-1", "m s^-1": "m s-1", "k": "K", "kelvin": "K", "degk": "K",
-                   "deg_k": "K", "1/s": "s-1", "s^-1": "s-1", "pa": "Pa"}  # fmt: skip
+_UNIT_SPELLINGS = {
+    "m/s": "m s-1",
+    "m s^-1": "m s-1",
+    "k": "K",
+    "kelvin": "K",
+    "degk": "K",
+    "deg_k": "K",
+    "1/s": "s-1",
+    "s^-1": "s-1",
+    "pa": "Pa",
+}
 
 
 def _canonical_units(units: str) -> str:

@@ -27,10 +27,22 @@ from pathlib import Path
 TITLE = "screamcast nudged rollout"
 # Output attrs that must match for a resume to continue the same rollout.
 RESUME_KEYS = (
-    "checkpoint_sha256", "initial_condition", "start", "time_step_minutes", "steps",
-    "halo_adjoint", "halo_adjoint_cross_face", "nudging", "reference", "nudge_vars",
-    "nudge_tau_hours", "nudge_projection", "nudge_coverage", "precision", "memory_format",
-)  # fmt: skip
+    "checkpoint_sha256",
+    "initial_condition",
+    "start",
+    "time_step_minutes",
+    "steps",
+    "halo_adjoint",
+    "halo_adjoint_cross_face",
+    "nudging",
+    "reference",
+    "nudge_vars",
+    "nudge_tau_hours",
+    "nudge_projection",
+    "nudge_coverage",
+    "precision",
+    "memory_format",
+)
 
 
 class OutputError(ValueError):

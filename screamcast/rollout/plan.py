@@ -140,8 +140,9 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, n: int, out_times, var_attrs
     nudge_vars = o.nudge_vars or [v for v in prog if v in ("u", "v", "temperature")]
     unknown = [v for v in nudge_vars if v not in prog]
     if unknown:
-        raise RolloutError(f"nudge_vars: {unknown} not prognostic variables of the "
-                           f"checkpoint ({', '.join(prog)})")  # fmt: skip
+        raise RolloutError(
+            f"nudge_vars: {unknown} not prognostic variables of the checkpoint ({', '.join(prog)})"
+        )
     ref = open_store(
         o.reference, o.storage_options, nudge_vars, (), None, latlon=True, assume_grid=o.assume_grid
     )
@@ -163,17 +164,23 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, n: int, out_times, var_attrs
 
 def _attrs(o: RolloutOptions, sha256: str, out_times, dt, nudger: Nudger | None) -> dict:
     attrs = {
-        "title": out.TITLE, "screamcast_version": __version__,
-        "checkpoint": str(o.checkpoint), "checkpoint_sha256": sha256,
-        "initial_condition": str(o.data), "start": str(out_times[0]), "steps": int(o.steps),
+        "title": out.TITLE,
+        "screamcast_version": __version__,
+        "checkpoint": str(o.checkpoint),
+        "checkpoint_sha256": sha256,
+        "initial_condition": str(o.data),
+        "start": str(out_times[0]),
+        "steps": int(o.steps),
         "time_step_minutes": float(dt / np.timedelta64(1, "m")),
         "halo_adjoint": int(o.halo_adjoint),
         "halo_adjoint_cross_face": int(o.halo_adjoint_cross_face),
         "precision": resolve_precision(o.precision, o.device),
         "memory_format": "channels_last" if o.channels_last else "contiguous",
-        "nudging": int(nudger is not None), "reference": str(o.reference or ""),
-        "command": " ".join(sys.argv), "Conventions": "CF-1.8",
-    }  # fmt: skip
+        "nudging": int(nudger is not None),
+        "reference": str(o.reference or ""),
+        "command": " ".join(sys.argv),
+        "Conventions": "CF-1.8",
+    }
     return attrs | (nudger.attrs() if nudger is not None else {})
 
 
@@ -194,8 +201,10 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
     trained = desc.time_step_minutes
     step_min = float(dt / np.timedelta64(1, "m"))
     if trained is not None and abs(trained - step_min) > 1e-6:
-        raise RolloutError(f"{o.data} has a {step_min:g} min time step; "
-                           f"the checkpoint was trained at {trained:g} min")  # fmt: skip
+        raise RolloutError(
+            f"{o.data} has a {step_min:g} min time step; "
+            f"the checkpoint was trained at {trained:g} min"
+        )
     i0 = _start_index(times, o.start, o.data)
     out_times = times[i0] + np.arange(o.steps + 1) * dt
     var_attrs = {v: dict(ds[v].attrs) for v in prog + diag if v in ds}
@@ -210,8 +219,25 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
         if nudger is not None:
             nudger.close()
         raise
-    return RolloutPlan(o, ckpt, cfg, prog, diag, static, ds, CubedSphereGrid(n), out_times, dt,
-                       nudger, attrs, var_attrs, path, action, initial, static_fields)  # fmt: skip
+    return RolloutPlan(
+        o,
+        ckpt,
+        cfg,
+        prog,
+        diag,
+        static,
+        ds,
+        CubedSphereGrid(n),
+        out_times,
+        dt,
+        nudger,
+        attrs,
+        var_attrs,
+        path,
+        action,
+        initial,
+        static_fields,
+    )
 
 
 def _initial_state(ds, prog, diag, i0: int, n: int, name: str) -> np.ndarray:
@@ -224,8 +250,11 @@ def _initial_state(ds, prog, diag, i0: int, n: int, name: str) -> np.ndarray:
     first = (
         dict(zip(have, at[have].to_array().values.astype(np.float32), strict=True)) if have else {}
     )
-    check_finite(np.stack(list(first.values())) if first else np.zeros((0,)), have,
-                 f"initial condition {name} at {ds['time'].values[i0]}")  # fmt: skip
+    check_finite(
+        np.stack(list(first.values())) if first else np.zeros((0,)),
+        have,
+        f"initial condition {name} at {ds['time'].values[i0]}",
+    )
     nan = np.full((6, n, n), np.nan, np.float32)
     return np.concatenate([state, np.stack([first.get(v, nan) for v in diag])]) if diag else state
 

@@ -44,16 +44,18 @@ def run_rollout(o: RolloutOptions) -> dict:
         if plan.nudger is not None:
             plan.nudger.close()
     summary = {"output": str(plan.output), "steps": o.steps, "attrs": plan.attrs}
-    summary["metrics"] = write_metrics(plan.output, plan.ds, plan.prog + plan.diag,
-                                       plan.out_times, plan.grid)  # fmt: skip
+    summary["metrics"] = write_metrics(
+        plan.output, plan.ds, plan.prog + plan.diag, plan.out_times, plan.grid
+    )
     return summary
 
 
 def _execute(plan: RolloutPlan, rank: int, world: int) -> None:
     """Rank 0 under the output's lock: create / replace in the staging directory, or resume."""
     action = out.check_existing(plan.output, plan.options.resume, plan.options.overwrite)
-    writer = RolloutWriter(plan.output, plan.prog + plan.diag, plan.var_attrs, plan.grid,
-                           plan.attrs, plan.out_times)  # fmt: skip
+    writer = RolloutWriter(
+        plan.output, plan.prog + plan.diag, plan.var_attrs, plan.grid, plan.attrs, plan.out_times
+    )
     if action == "resume":  # checked again under the lock: the output may have moved on
         out.check_resume_settings(plan.output, plan.attrs)
         _steps(plan, writer, rank, world)
@@ -82,8 +84,9 @@ def _steps(plan: RolloutPlan, writer: RolloutWriter | None, rank: int, world: in
     """Step from the last complete step (or the start) to the end; ``writer`` on rank 0."""
     o, C = plan.options, len(plan.prog)
     if plan.action == "resume":
-        reader = writer or RolloutWriter(plan.output, plan.prog + plan.diag, {}, plan.grid, {},
-                                         plan.out_times)  # fmt: skip
+        reader = writer or RolloutWriter(
+            plan.output, plan.prog + plan.diag, {}, plan.grid, {}, plan.out_times
+        )
         done, last_time, fields = reader.recover()
         if writer is not None:
             writer.note_resume(done, plan.attrs["command"])
@@ -95,9 +98,19 @@ def _steps(plan: RolloutPlan, writer: RolloutWriter | None, rank: int, world: in
     pipeline = build_pipeline(plan.cfg, Stats.from_dict(desc.stats))
     pipeline.load_state_dict(plan.checkpoint.weights)
     layout = TileLayout(plan.grid, desc.grid.tile, desc.grid.halo)
-    stepper = GlobalStepper(pipeline, layout, plan.static_fields, o.device, o.batch_size,
-                            o.halo_adjoint, o.halo_adjoint_cross_face, rank, world,
-                            o.precision, o.channels_last)  # fmt: skip
+    stepper = GlobalStepper(
+        pipeline,
+        layout,
+        plan.static_fields,
+        o.device,
+        o.batch_size,
+        o.halo_adjoint,
+        o.halo_adjoint_cross_face,
+        rank,
+        world,
+        o.precision,
+        o.channels_last,
+    )
     bar = _bar(o, k0) if writer is not None else None
     t_wall, times = time.perf_counter(), plan.out_times
     try:

@@ -82,8 +82,10 @@ class GlobalStepper:
         pixels would take seconds per step, longer than the network's forwards on a GPU.)
         """
         wide = torch.float32 if self.device.type == "mps" else torch.float64  # MPS: no float64
-        terms = [torch.as_tensor(v, dtype=wide, device=self.device).view(1, 2, 1, 1)
-                 for v in solar_terms(np.array([t0, t1]))]  # fmt: skip
+        terms = [
+            torch.as_tensor(v, dtype=wide, device=self.device).view(1, 2, 1, 1)
+            for v in solar_terms(np.array([t0, t1]))
+        ]
         trig = self.static_tiles[tiles, -4:, None].to(wide).unbind(1)  # 4 x (n, 1, S, S)
         return cos_zenith_from_terms(terms, *trig).clamp_(min=0.0).float()  # (n, 2, S, S)
 

@@ -32,8 +32,15 @@ class RolloutWriter:
     slice with plain zarr (one chunk per face and variable) and then bumps ``complete_steps``:
     about 10x cheaper per step than an xarray append, and a torn step is simply not counted."""
 
-    def __init__(self, path: str | Path, variables: list[str], var_attrs: dict[str, dict],
-                 grid: CubedSphereGrid, attrs: dict, times: np.ndarray | None = None):  # fmt: skip
+    def __init__(
+        self,
+        path: str | Path,
+        variables: list[str],
+        var_attrs: dict[str, dict],
+        grid: CubedSphereGrid,
+        attrs: dict,
+        times: np.ndarray | None = None,
+    ):
         self.path, self.variables, self.var_attrs = Path(path), variables, var_attrs
         self.grid, self.attrs, self.times = grid, attrs, times
         self._group = None
@@ -53,22 +60,29 @@ class RolloutWriter:
         # chunk; large ones one face per chunk (a 2048^2 face is 16 MB already)
         chunks = (1, 6, n, n) if n <= 256 else (1, 1, n, n)
         for v in self.variables:
-            arr = group.create_array(v, shape=(T, 6, n, n), chunks=chunks, dtype="float32",
-                                     fill_value=np.nan, dimension_names=dims)  # fmt: skip
+            arr = group.create_array(
+                v,
+                shape=(T, 6, n, n),
+                chunks=chunks,
+                dtype="float32",
+                fill_value=np.nan,
+                dimension_names=dims,
+            )
             arr.attrs.update(self.var_attrs.get(v, {}))
         values, units = encode_times(self.times)
         t = group.create_array("time", shape=(T,), dtype="int64", dimension_names=["time"])
         t[:] = values
-        t.attrs.update({"units": units, "calendar": "proleptic_gregorian",
-                        "standard_name": "time"})  # fmt: skip
-        for name, values, units in (("lat", self.grid.lat, "degrees_north"),
-                                    ("lon", self.grid.lon, "degrees_east")):  # fmt: skip
-            c = group.create_array(name, shape=values.shape, dtype="float64",
-                                   dimension_names=dims[1:])  # fmt: skip
+        t.attrs.update({"units": units, "calendar": "proleptic_gregorian", "standard_name": "time"})
+        for name, values, units in (
+            ("lat", self.grid.lat, "degrees_north"),
+            ("lon", self.grid.lon, "degrees_east"),
+        ):
+            c = group.create_array(
+                name, shape=values.shape, dtype="float64", dimension_names=dims[1:]
+            )
             c[:] = values
             c.attrs["units"] = units
-        group.attrs.update(dict(self.attrs) | {"complete_steps": 0,
-                                                "coordinates": "lat lon"})  # fmt: skip
+        group.attrs.update(dict(self.attrs) | {"complete_steps": 0, "coordinates": "lat lon"})
         self._group = group
 
     def _open(self):

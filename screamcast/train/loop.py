@@ -75,9 +75,16 @@ def check_compatible(description: fmt.ModelDescription, cfg: TrainConfig, path: 
 def make_checkpoint(cfg, stats, pipeline, optimizer, scheduler, step, samples, best, dt) -> dict:
     """Self-contained for inference (weights and the description), plus the state to resume
     (optimizer, scheduler, counters, RNG). Tensors and plain containers only."""
-    return fmt.pack(describe(cfg, stats, dt), model=pipeline, optimizer=optimizer,
-                    scheduler=scheduler, step=step, samples_seen=samples,
-                    best_valid_loss=best, rng=rng_state())  # fmt: skip
+    return fmt.pack(
+        describe(cfg, stats, dt),
+        model=pipeline,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        step=step,
+        samples_seen=samples,
+        best_valid_loss=best,
+        rng=rng_state(),
+    )
 
 
 def _match_parameter_layout(optimizer: torch.optim.Optimizer) -> None:
@@ -101,8 +108,13 @@ def make_fabric(cfg: TrainConfig) -> Fabric:
     precision = cfg.precision
     if precision == "auto":
         precision = "bf16-mixed" if torch.cuda.is_available() else "32-true"
-    fabric = Fabric(accelerator=cfg.accelerator, devices=cfg.devices, num_nodes=cfg.num_nodes,
-                    strategy=cfg.strategy, precision=precision)  # fmt: skip
+    fabric = Fabric(
+        accelerator=cfg.accelerator,
+        devices=cfg.devices,
+        num_nodes=cfg.num_nodes,
+        strategy=cfg.strategy,
+        precision=precision,
+    )
     fabric.launch()
     fabric.seed_everything(cfg.seed)
     return fabric
@@ -139,8 +151,14 @@ class Trainer:
         self.fabric, self.cfg, self.run_dir = fabric, cfg, run_dir
         self.rank0 = fabric.global_rank == 0
         d = cfg.data
-        self.ds = open_store(d.url, d.storage_options, d.prognostic + d.diagnostic, d.static,
-                             d.n, assume_grid=d.assume_grid)  # fmt: skip
+        self.ds = open_store(
+            d.url,
+            d.storage_options,
+            d.prognostic + d.diagnostic,
+            d.static,
+            d.n,
+            assume_grid=d.assume_grid,
+        )
         self.dt_minutes = float(time_step(self.ds) / np.timedelta64(1, "m"))
         self.resumed_from = cio.choose_resume_checkpoint(run_dir, fabric)
         self.step, self.samples, self.best = 0, 0, float("inf")
@@ -159,8 +177,9 @@ class Trainer:
         variables = d.prognostic + d.diagnostic
         mine = None
         if self.rank0:  # rank 0 computes, everyone gets the same numbers
-            mine = compute_stats(self.ds, variables, d.static,
-                                 time_range=time_range(d.train_range, T))  # fmt: skip
+            mine = compute_stats(
+                self.ds, variables, d.static, time_range=time_range(d.train_range, T)
+            )
         return None, self.fabric.broadcast(mine)
 
     def _build_model(self) -> None:
@@ -202,10 +221,12 @@ class Trainer:
         times = self.ds["time"].values
         world, rank = fabric.world_size, fabric.global_rank
         self.G = d.batch_size * world  # the global batch: sample step * G + i, i < G
-        train_set = CropDataset.from_config(d, "train", layout, times, cfg.rollout_steps,
-                                            samples=cfg.steps * self.G, seed=cfg.seed)  # fmt: skip
-        valid_set = CropDataset.from_config(d, "valid", layout, times, cfg.rollout_steps,
-                                            seed=cfg.seed)  # fmt: skip
+        train_set = CropDataset.from_config(
+            d, "train", layout, times, cfg.rollout_steps, samples=cfg.steps * self.G, seed=cfg.seed
+        )
+        valid_set = CropDataset.from_config(
+            d, "valid", layout, times, cfg.rollout_steps, seed=cfg.seed
+        )
         loader = torch.utils.data.DataLoader(
             train_set,
             batch_sampler=StepBatches(self.step, cfg.steps, self.G, rank, world),
@@ -254,18 +275,31 @@ class Trainer:
         ``steps_<N>.pth`` every ``keep_every`` steps)."""
         cfg, step = self.cfg, self.step
         keep = [f"steps_{step:08d}.pth"] if cfg.keep_every and step % cfg.keep_every == 0 else []
-        state = make_checkpoint(cfg, self.stats, self.pipeline, self.optimizer, self.scheduler,
-                                step, self.samples, self.best, self.dt_minutes)  # fmt: skip
-        cio.save_checkpoint_atomic(self.fabric, self.run_dir / cio.LATEST, state, best=is_best,
-                                   keep_as=keep)  # fmt: skip
+        state = make_checkpoint(
+            cfg,
+            self.stats,
+            self.pipeline,
+            self.optimizer,
+            self.scheduler,
+            step,
+            self.samples,
+            self.best,
+            self.dt_minutes,
+        )
+        cio.save_checkpoint_atomic(
+            self.fabric, self.run_dir / cio.LATEST, state, best=is_best, keep_as=keep
+        )
 
     def _due(self, every: int) -> bool:
         return self.step % every == 0 or self.step == self.cfg.steps
 
     def fit(self) -> None:
         cfg = self.cfg
-        log = MetricsLog(self.run_dir / "metrics.csv", self.rank0,
-                         resumed_at=self.step if self.resumed_from else None)  # fmt: skip
+        log = MetricsLog(
+            self.run_dir / "metrics.csv",
+            self.rank0,
+            resumed_at=self.step if self.resumed_from else None,
+        )
         bar = _progress(self.fabric, cfg, self.step)
         t0, seen0 = time.perf_counter(), self.samples
         t_fetch = t0
@@ -273,8 +307,11 @@ class Trainer:
             for batch in self.loader:
                 row = {"data_ms": 1e3 * (time.perf_counter() - t_fetch)}  # waited for the batch
                 row["train_loss"] = self.train_step(batch)
-                row |= {"step": self.step, "samples": self.samples,
-                        "lr": self.scheduler.get_last_lr()[0]}  # fmt: skip
+                row |= {
+                    "step": self.step,
+                    "samples": self.samples,
+                    "lr": self.scheduler.get_last_lr()[0],
+                }
                 if self._due(cfg.valid_every):
                     row["valid_loss"] = self.validate()
                 is_best = row.get("valid_loss", float("inf")) < self.best
@@ -287,8 +324,9 @@ class Trainer:
                 if is_best or stop or self._due(cfg.checkpoint_every):
                     self.save(is_best)
                 if stop:
-                    self.fabric.print(f"signal {flag.signum}: saved latest.pth at step "
-                                      f"{self.step}, exiting")  # fmt: skip
+                    self.fabric.print(
+                        f"signal {flag.signum}: saved latest.pth at step {self.step}, exiting"
+                    )
                     break
                 t_fetch = time.perf_counter()
         if bar is not None:
@@ -306,5 +344,8 @@ def _progress(fabric, cfg, step):
 def _show(bar, row: dict) -> None:
     if bar is not None:
         bar.update(1)
-        bar.set_postfix(loss=f"{row['train_loss']:.4f}", lr=f"{row['lr']:.2e}",
-                        img_s=f"{row['images_per_s']:.1f}")  # fmt: skip
+        bar.set_postfix(
+            loss=f"{row['train_loss']:.4f}",
+            lr=f"{row['lr']:.2e}",
+            img_s=f"{row['images_per_s']:.1f}",
+        )

@@ -44,9 +44,10 @@ class MetricsLog:
         with open(self.path, newline="") as f:
             lines = f.read().splitlines(keepends=True)
         keep = lines[:1] + [
-            line for line in lines[1:] if not line.split(",", 1)[0].isdigit()
-            or int(line.split(",", 1)[0]) <= step
-        ]  # fmt: skip
+            line
+            for line in lines[1:]
+            if not line.split(",", 1)[0].isdigit() or int(line.split(",", 1)[0]) <= step
+        ]
         if len(keep) < len(lines):
             tmp = self.path.with_name(self.path.name + ".tmp")
             tmp.write_text("".join(keep))

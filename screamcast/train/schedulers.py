@@ -13,9 +13,14 @@ from screamcast.config import SchedulerConfig
 
 
 def dampened_cosine_with_hard_restarts(
-    step: int, total: int, base_lr: float, warmup_steps: int = 0, cycles: int = 1,
-    damping: float = 0.5, min_lr: float = 1e-6,
-) -> float:  # fmt: skip
+    step: int,
+    total: int,
+    base_lr: float,
+    warmup_steps: int = 0,
+    cycles: int = 1,
+    damping: float = 0.5,
+    min_lr: float = 1e-6,
+) -> float:
     """The lr at ``step``: linear warmup, then ``cycles`` cosine cycles from a peak to
     ``min_lr``; each restart's peak is ``damping`` times the previous one's.
 
@@ -35,8 +40,12 @@ def lr_lambda(cfg: SchedulerConfig, base_lr: float, total: int) -> Callable[[int
     if cfg.name == "constant":
         return lambda step: 1.0
     if cfg.name == "cosine":
-        return lambda step: dampened_cosine_with_hard_restarts(
-            step, total, base_lr, cfg.warmup_steps, 1, 1.0, cfg.min_lr) / base_lr  # fmt: skip
+        return lambda step: (
+            dampened_cosine_with_hard_restarts(
+                step, total, base_lr, cfg.warmup_steps, 1, 1.0, cfg.min_lr
+            )
+            / base_lr
+        )
     if cfg.name == "dampened_cosine_with_hard_restarts":
         return lambda step: (
             dampened_cosine_with_hard_restarts(

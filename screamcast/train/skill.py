@@ -32,8 +32,14 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     pipeline = build_pipeline(cfg, Stats.from_dict(ckpt.description.stats))
     pipeline.load_state_dict(ckpt.weights)
     d = cfg.data
-    ds = open_store(d.url, d.storage_options, d.prognostic + d.diagnostic, d.static, d.n,
-                    assume_grid=d.assume_grid)  # fmt: skip
+    ds = open_store(
+        d.url,
+        d.storage_options,
+        d.prognostic + d.diagnostic,
+        d.static,
+        d.n,
+        assume_grid=d.assume_grid,
+    )
     layout = TileLayout(CubedSphereGrid(d.n), d.tile, d.halo)
     valid = CropDataset.from_config(d, "valid", layout, ds["time"].values, seed=cfg.seed)
     batch = next(iter(torch.utils.data.DataLoader(valid, batch_size=d.valid_samples)))

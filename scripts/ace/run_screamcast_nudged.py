@@ -23,36 +23,63 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--checkpoint", help="a training checkpoint (best.pth)")
     p.add_argument("--data", help="store holding the initial condition (and truth, if any)")
-    p.add_argument("--reference", help="store to nudge toward: a cubed sphere whose face size "
-                   "divides the model's, or a regular (time, lat, lon) grid")  # fmt: skip
+    p.add_argument(
+        "--reference",
+        help="store to nudge toward: a cubed sphere whose face size "
+        "divides the model's, or a regular (time, lat, lon) grid",
+    )
     p.add_argument("--output", help="zarr store to write (must not exist)")
     p.add_argument("--start", help="initial time, e.g. 2020-01-13T00:00 (default: first)")
     p.add_argument("--steps", type=int, default=24)
-    p.add_argument("--halo-adjoint", action="store_true",
-                   help="overlap-add tile halo predictions inside each face")  # fmt: skip
-    p.add_argument("--halo-adjoint-cross-face", action="store_true",
-                   help="also overlap-add across face edges; needs --halo-adjoint")  # fmt: skip
+    p.add_argument(
+        "--halo-adjoint",
+        action="store_true",
+        help="overlap-add tile halo predictions inside each face",
+    )
+    p.add_argument(
+        "--halo-adjoint-cross-face",
+        action="store_true",
+        help="also overlap-add across face edges; needs --halo-adjoint",
+    )
     p.add_argument("--nudge-tau-hours", type=float, default=6.0)
     p.add_argument("--nudge-vars", default="", help="comma-separated (default: u,v,temperature)")
-    p.add_argument("--partial-reference", choices=["nudge", "refuse"], default="nudge",
-                   help="a lat-lon reference that covers part of the globe: nudge only the cells "
-                   "inside its domain (default), or refuse it")  # fmt: skip
-    p.add_argument("--assume-grid", action="store_true",
-                   help="accept --data / --reference stores that have no lat/lon coordinates as "
-                   "being on the checkpoint's grid (without it they are refused)")  # fmt: skip
+    p.add_argument(
+        "--partial-reference",
+        choices=["nudge", "refuse"],
+        default="nudge",
+        help="a lat-lon reference that covers part of the globe: nudge only the cells "
+        "inside its domain (default), or refuse it",
+    )
+    p.add_argument(
+        "--assume-grid",
+        action="store_true",
+        help="accept --data / --reference stores that have no lat/lon coordinates as "
+        "being on the checkpoint's grid (without it they are refused)",
+    )
     p.add_argument("--device", default="cpu")
     p.add_argument("--batch-size", type=int, default=16, help="tiles per forward pass")
-    p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto",
-                   help="the network's arithmetic: bf16 autocast or fp32 (auto: bf16 on CUDA); "
-                   "halo, reassembly and nudging are always fp32")  # fmt: skip
-    p.add_argument("--channels-last", action=argparse.BooleanOptionalAction, default=True,
-                   help="the network's convolutions in NHWC memory layout (faster on GPU and "
-                   "CPU; --no-channels-last for the plain NCHW layout)")  # fmt: skip
+    p.add_argument(
+        "--precision",
+        choices=["auto", "bf16", "fp32"],
+        default="auto",
+        help="the network's arithmetic: bf16 autocast or fp32 (auto: bf16 on CUDA); "
+        "halo, reassembly and nudging are always fp32",
+    )
+    p.add_argument(
+        "--channels-last",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the network's convolutions in NHWC memory layout (faster on GPU and "
+        "CPU; --no-channels-last for the plain NCHW layout)",
+    )
     p.add_argument("--resume", action="store_true", help="continue an interrupted output")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
     p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--config", help="a configs/production/*.yaml: its rollout settings become "
-                   "the defaults, and the checkpoint must match its model and grid")  # fmt: skip
+    p.add_argument(
+        "--config",
+        help="a configs/production/*.yaml: its rollout settings become "
+        "the defaults, and the checkpoint must match its model and grid",
+    )
     pre, _ = p.parse_known_args(argv)
     if pre.config:
         p.set_defaults(**production_defaults(pre.config))
@@ -90,12 +117,16 @@ FLAG_WORDS = [
     (r"^nudge_vars need a reference", "--nudge-vars needs --reference"),
     (r"^nudge_vars", "--nudge-vars"),
     (r"^checkpoint is not usable", "--checkpoint is not usable"),
-    (r"^the cross-face halo adjoint requires the halo adjoint",
-     "--halo-adjoint-cross-face requires --halo-adjoint"),
+    (
+        r"^the cross-face halo adjoint requires the halo adjoint",
+        "--halo-adjoint-cross-face requires --halo-adjoint",
+    ),
     (r"^resume and overwrite exclude", "--resume and --overwrite exclude"),
-    (r"resume it to continue, overwrite it to replace it",
-     "pass --resume to continue it or --overwrite to replace it"),
-]  # fmt: skip
+    (
+        r"resume it to continue, overwrite it to replace it",
+        "pass --resume to continue it or --overwrite to replace it",
+    ),
+]
 
 
 def flag_words(message: str) -> str:
@@ -126,8 +157,9 @@ def demo_arguments() -> list[str]:
 
         register()
         with initialize_config_dir(str(ROOT / "configs"), version_base="1.3"):
-            cfg = compose("train", overrides=["experiment=demo", f"run_dir={best.parent}",
-                                               f"data.url={data}"])  # fmt: skip
+            cfg = compose(
+                "train", overrides=["experiment=demo", f"run_dir={best.parent}", f"data.url={data}"]
+            )
         train(cfg)
     import xarray as xr
 
@@ -137,9 +169,21 @@ def demo_arguments() -> list[str]:
         k += 1
     (ROOT / "demo_out").mkdir(exist_ok=True)
     start = str(times[-49].astype("datetime64[m]"))
-    return ["--checkpoint", str(best), "--data", str(data), "--reference", str(ref),
-            "--output", str(ROOT / "demo_out" / f"rollout_{k:03d}.zarr"), "--start", start,
-            "--steps", "48", "--halo-adjoint"]  # fmt: skip
+    return [
+        "--checkpoint",
+        str(best),
+        "--data",
+        str(data),
+        "--reference",
+        str(ref),
+        "--output",
+        str(ROOT / "demo_out" / f"rollout_{k:03d}.zarr"),
+        "--start",
+        start,
+        "--steps",
+        "48",
+        "--halo-adjoint",
+    ]
 
 
 def print_table(metrics: dict, steps: int) -> None:
@@ -166,18 +210,28 @@ def main(argv: list[str] | None = None) -> int:
     from screamcast.rollout.run import RolloutOptions, run_rollout
 
     opts = RolloutOptions(
-        checkpoint=args.checkpoint, data=args.data, output=args.output, start=args.start,
-        steps=args.steps, reference=args.reference, halo_adjoint=args.halo_adjoint,
+        checkpoint=args.checkpoint,
+        data=args.data,
+        output=args.output,
+        start=args.start,
+        steps=args.steps,
+        reference=args.reference,
+        halo_adjoint=args.halo_adjoint,
         halo_adjoint_cross_face=args.halo_adjoint_cross_face,
         nudge_tau_hours=args.nudge_tau_hours,
-        nudge_vars=[v for v in args.nudge_vars.split(",") if v], device=args.device,
-        batch_size=args.batch_size, resume=args.resume, overwrite=args.overwrite,
-        progress=not args.no_progress, precision=args.precision,
-        channels_last=args.channels_last, partial_reference=args.partial_reference,
+        nudge_vars=[v for v in args.nudge_vars.split(",") if v],
+        device=args.device,
+        batch_size=args.batch_size,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        progress=not args.no_progress,
+        precision=args.precision,
+        channels_last=args.channels_last,
+        partial_reference=args.partial_reference,
         assume_grid=args.assume_grid,
         expect=production_expectations(args.config) if args.config else None,
         expect_source=str(args.config),
-    )  # fmt: skip
+    )
     try:
         summary = run_rollout(opts)
     except (ValueError, FileExistsError, FileNotFoundError, LockedError) as err:

@@ -30,9 +30,31 @@ def test_gpu_check_runs_on_cpu(tmp_path, precision, monkeypatch):
         monkeypatch.setattr(module, "RESULTS", tmp_path / "results")
         monkeypatch.setattr(module, "PERF_DOC", doc)
     out = tmp_path / "r.json"
-    argv = ["--device", "cpu", "--n", "16", "--tile", "8", "--halo", "4", "--width", "8",
-            "--batch", "2", "--steps", "1", "--precision", precision,
-            "--production", "32", "8", "4", "--out", str(out), "--record"]  # fmt: skip
+    argv = [
+        "--device",
+        "cpu",
+        "--n",
+        "16",
+        "--tile",
+        "8",
+        "--halo",
+        "4",
+        "--width",
+        "8",
+        "--batch",
+        "2",
+        "--steps",
+        "1",
+        "--precision",
+        precision,
+        "--production",
+        "32",
+        "8",
+        "4",
+        "--out",
+        str(out),
+        "--record",
+    ]
     report = gpu_check.main(argv)
     saved = json.loads((tmp_path / "results" / "gpu_check_cpu.json").read_text())
     assert saved["report"] == json.loads(out.read_text()) and saved["machine"]["cores"] >= 1
@@ -49,8 +71,10 @@ def test_gpu_check_runs_on_cpu(tmp_path, precision, monkeypatch):
     assert roll["tiles"] == 24 and roll["tile_pixels"] == 24 * 16 * 16
     assert 0 < roll["memory"]["before_mb"] <= roll["memory"]["peak_mb"]
     phases = roll["phases_s"]
-    assert set(phases) == {"gather", "insolation", "predict_tiles", "forwards", "adjoint",
-                           "to_host"} and min(phases.values()) > 0  # fmt: skip
+    assert (
+        set(phases) == {"gather", "insolation", "predict_tiles", "forwards", "adjoint", "to_host"}
+        and min(phases.values()) > 0
+    )
     proj = report["projection"]
     assert (proj["tiles"], proj["tile_size"]) == (96, 16) and proj["projected_step_s"] > 0
     assert proj["flops_per_step"] == 96 * proj["flops_per_tile_forward"]
@@ -82,14 +106,14 @@ def test_projection_uses_the_forward_rate_of_production_tiles(monkeypatch):
     rate = {"tile": 16, "batch": 2, "batch_s": 1.0, "tiles_per_s": 2.0, "memory": {}}
     monkeypatch.setattr(gpu_check, "tile_forward_rate", lambda *args: rate)
     rollout = [{"tiles": 24, "tile": 8, "halo": 4, "step_s": 0.5}]
-    a = argparse.Namespace(production=[32, 8, 4], production_batch=None, steps=1,
-                           precision="fp32")  # fmt: skip
+    a = argparse.Namespace(production=[32, 8, 4], production_batch=None, steps=1, precision="fp32")
     pipeline = gpu_check.make_pipeline(8, 2)
     proj = gpu_check.project(pipeline, torch.device("cpu"), rollout, a)
     flops = gpu_check.tile_flops(pipeline, 16)
     assert proj["projected_step_s"] == 96 / 2.0 and proj["achieved_flops_per_s"] == 2.0 * flops
-    np.testing.assert_allclose(proj["projected_step_s_from_rollout_flops"],
-                               96 * flops / (24 * flops / 0.5), rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        proj["projected_step_s_from_rollout_flops"], 96 * flops / (24 * flops / 0.5), rtol=1e-12
+    )
 
 
 BLOCKER = """
@@ -109,7 +133,8 @@ def test_gpu_check_needs_nothing_a_lent_gpu_machine_lacks():
     """The H200 image has torch, numpy, scikit-learn and xarray but no zarr, s3fs, Hydra or
     Lightning: the check must run there from a bare checkout."""
     root = Path(__file__).resolve().parents[2]
-    run = subprocess.run([sys.executable, "-c", BLOCKER], cwd=root, capture_output=True,
-                         text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", BLOCKER], cwd=root, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert '"projected_step_s"' in run.stdout

@@ -14,13 +14,24 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_demo_passes_its_arguments_to_the_rollout():
     env = os.environ | {"VIRTUAL_ENV": str(Path(sys.executable).parents[1])}
-    run = subprocess.run(["bash", "ci/demo.sh", "--help"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        ["bash", "ci/demo.sh", "--help"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "usage: run_screamcast_nudged.py" in run.stdout and "--halo-adjoint" in run.stdout
 
 
 def test_bootstrap_requires_its_argument():
-    run = subprocess.run(["bash", "-c", "source ci/bootstrap.sh --help"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    run = subprocess.run(
+        ["bash", "-c", "source ci/bootstrap.sh --help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 2 and "usage: source ci/bootstrap.sh base|dev" in run.stderr

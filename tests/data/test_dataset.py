@@ -159,8 +159,9 @@ def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
     two_tries = {"config_kwargs": {"retries": {"mode": "standard", "max_attempts": 2}}}
     proxy, options = flaky_s3("/u/c/", failures=7)  # each chunk of u: 7 refusals, then data
     options |= two_tries
-    remote = CropDataset("s3://data/small.zarr", layout, PROG, DIAG, STATIC,
-                         storage_options=options, **kw)  # fmt: skip
+    remote = CropDataset(
+        "s3://data/small.zarr", layout, PROG, DIAG, STATIC, storage_options=options, **kw
+    )
     a, b = local[1], remote[1]
     for key in a:
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
@@ -168,8 +169,15 @@ def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
 
     proxy, options = flaky_s3("/tracer/c/", failures=None)  # tracer never answers
     options |= two_tries
-    remote = CropDataset("s3://data/small.zarr", layout, PROG, DIAG, STATIC,
-                         storage_options=options, **kw | dict(retries=1))  # fmt: skip
+    remote = CropDataset(
+        "s3://data/small.zarr",
+        layout,
+        PROG,
+        DIAG,
+        STATIC,
+        storage_options=options,
+        **kw | dict(retries=1),
+    )
     with pytest.raises(OSError, match="reduce your request rate") as err:
         remote[0]
     notes = "\n".join(err.value.__notes__)
@@ -208,9 +216,20 @@ def test_a_silent_endpoint_fails_a_read_in_bounded_time(flaky_s3, small_store, c
     layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
     proxy, options = flaky_s3("/u/c/", failures=None, freeze=True)
     options |= {"config_kwargs": {"read_timeout": 1, "connect_timeout": 1}}
-    remote = CropDataset("s3://data/small.zarr", layout, PROG, DIAG, STATIC,
-                         storage_options=options, crop=6, steps=1, samples=2, seed=1,
-                         backoff=0.01, retries=1)  # fmt: skip
+    remote = CropDataset(
+        "s3://data/small.zarr",
+        layout,
+        PROG,
+        DIAG,
+        STATIC,
+        storage_options=options,
+        crop=6,
+        steps=1,
+        samples=2,
+        seed=1,
+        backoff=0.01,
+        retries=1,
+    )
     t0 = time.monotonic()
     with caplog.at_level("WARNING"), pytest.raises(Exception) as err:
         remote[0]

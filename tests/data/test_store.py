@@ -56,22 +56,43 @@ BAD = [
     (lambda p: write(p / "a.zarr"), {"variables": ["u", "q"]}, "no variable 'q' .*it has: orog, u"),
     (lambda p: write(p / "a.zarr"), {"variables": ["orog"]}, "'orog' has dims .* expected"),
     (lambda p: write(p / "a.zarr"), {"variables": ["u"], "n": 8}, "face size is 4, but .* n=8"),
-    (lambda p: write(p / "a.zarr", times=hours(0, 2, 1, 3)), {"variables": ["u"]},
-     "time is not increasing at index 2"),
-    (lambda p: write(p / "a.zarr", times=hours(0, 1, 3, 4)), {"variables": ["u"]},
-     "irregular time step: 120 min between index 1 and 2, expected a constant 60 min"),
+    (
+        lambda p: write(p / "a.zarr", times=hours(0, 2, 1, 3)),
+        {"variables": ["u"]},
+        "time is not increasing at index 2",
+    ),
+    (
+        lambda p: write(p / "a.zarr", times=hours(0, 1, 3, 4)),
+        {"variables": ["u"]},
+        "irregular time step: 120 min between index 1 and 2, expected a constant 60 min",
+    ),
     (empty, {}, "e.zarr is empty"),
-    (lambda p: write(p / "a.zarr", lat=ZERO_LAT), {"variables": ["u"]},
-     r"lies .* degrees \(.* cell widths\) from that cell of the equiangular cubed sphere n=4"),
+    (
+        lambda p: write(p / "a.zarr", lat=ZERO_LAT),
+        {"variables": ["u"]},
+        r"lies .* degrees \(.* cell widths\) from that cell of the equiangular cubed sphere n=4",
+    ),
     # checked by lat alone, these passed and ran with errors 3-5x larger (issue 20)
-    (lambda p: write(p / "a.zarr", lon=faces(lambda g: g.lon[[0, 2, 1, 3, 4, 5]])),
-     {"variables": ["u"]}, r"cell at \(face, y, x\) = \(1, \d, \d\) lies 8\d\.\d degrees"),
-    (lambda p: write(p / "a.zarr", lat=faces(lambda g: g.lat[..., ::-1]),
-                     lon=faces(lambda g: g.lon[..., ::-1])),
-     {"variables": ["u"]}, "another grid, face order or orientation"),
-    (lambda p: write(p / "a.zarr", coords=False), {"variables": ["u"]},
-     r"has no 'lat' and 'lon' coordinates .* \(data.assume_grid=true in training"),
-]  # fmt: skip
+    (
+        lambda p: write(p / "a.zarr", lon=faces(lambda g: g.lon[[0, 2, 1, 3, 4, 5]])),
+        {"variables": ["u"]},
+        r"cell at \(face, y, x\) = \(1, \d, \d\) lies 8\d\.\d degrees",
+    ),
+    (
+        lambda p: write(
+            p / "a.zarr",
+            lat=faces(lambda g: g.lat[..., ::-1]),
+            lon=faces(lambda g: g.lon[..., ::-1]),
+        ),
+        {"variables": ["u"]},
+        "another grid, face order or orientation",
+    ),
+    (
+        lambda p: write(p / "a.zarr", coords=False),
+        {"variables": ["u"]},
+        r"has no 'lat' and 'lon' coordinates .* \(data.assume_grid=true in training",
+    ),
+]
 
 
 def faces(pick):
@@ -95,9 +116,12 @@ def test_column_store_maps_onto_the_grid(tmp_path, tiny_store):
     perm = np.random.default_rng(0).permutation(6 * 16 * 16)
     cols = xr.Dataset(
         {"u": (("time", "ncol"), native.u.values.reshape(3, -1)[:, perm])},
-        coords={"time": native.time.values, "lat": ("ncol", native.lat.values.ravel()[perm]),
-                "lon": ("ncol", native.lon.values.ravel()[perm])},
-    )  # fmt: skip
+        coords={
+            "time": native.time.values,
+            "lat": ("ncol", native.lat.values.ravel()[perm]),
+            "lon": ("ncol", native.lon.values.ravel()[perm]),
+        },
+    )
     cols.to_zarr(tmp_path / "cols.zarr")
     ds = st.open_store(tmp_path / "cols.zarr", variables=["u"], n=16)
     np.testing.assert_array_equal(ds.u.values, native.u.values)

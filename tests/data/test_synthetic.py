@@ -131,9 +131,24 @@ def test_cli(tmp_path):
         text=True,
     )
     assert out.returncode == 0 and "--reference" in out.stdout and "--days" in out.stdout
-    cmd = [sys.executable, "-m", "screamcast.data.synthetic", str(tmp_path / "a.zarr"), "--n", "8",
-           "--days", "0.5", "--step-hours", "6", "--reference", str(tmp_path / "r.zarr"),
-           "--reference-coarsen", "2", "--latlon-reference", str(tmp_path / "ll.zarr")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "screamcast.data.synthetic",
+        str(tmp_path / "a.zarr"),
+        "--n",
+        "8",
+        "--days",
+        "0.5",
+        "--step-hours",
+        "6",
+        "--reference",
+        str(tmp_path / "r.zarr"),
+        "--reference-coarsen",
+        "2",
+        "--latlon-reference",
+        str(tmp_path / "ll.zarr"),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert xr.open_zarr(tmp_path / "r.zarr").sizes["y"] == 4

@@ -26,8 +26,11 @@ def pipeline(relu=False, width=8):
 
 def inputs(S=16, B=2):
     g = torch.Generator().manual_seed(0)
-    return (torch.randn(B, 2, S, S, generator=g), torch.rand(B, 2, S, S, generator=g),
-            torch.randn(B, 5, S, S, generator=g))  # fmt: skip
+    return (
+        torch.randn(B, 2, S, S, generator=g),
+        torch.rand(B, 2, S, S, generator=g),
+        torch.randn(B, 5, S, S, generator=g),
+    )
 
 
 @pytest.mark.parametrize("S", [16, 32, 40])

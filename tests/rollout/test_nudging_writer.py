@@ -54,8 +54,9 @@ def latlon_reference(nlat, values=(0.0, 6.0), seed=0):
     lon = (np.arange(2 * nlat) + 0.5) * 180.0 / nlat
     base = np.random.default_rng(seed).normal(size=(nlat, 2 * nlat))
     data = np.stack([base + v for v in values]).astype(np.float32)
-    return xr.Dataset({"u": (("time", "lat", "lon"), data)},
-                      coords={"time": times, "lat": lat, "lon": lon})  # fmt: skip
+    return xr.Dataset(
+        {"u": (("time", "lat", "lon"), data)}, coords={"time": times, "lat": lat, "lon": lon}
+    )
 
 
 def test_latlon_reference_nudges_the_group_means_and_keeps_small_scales():
@@ -98,8 +99,17 @@ def test_a_finer_latlon_reference_is_grid_point_nudging_at_the_nearest_points():
     ],
 )
 def test_bad_nudging_settings(kwargs, message):
-    args = dict(reference=reference(), variables=["u"], state_vars=["u"], tau_hours=6.0,
-                dt=np.timedelta64(1, "h"), n=8) | kwargs  # fmt: skip
+    args = (
+        dict(
+            reference=reference(),
+            variables=["u"],
+            state_vars=["u"],
+            tau_hours=6.0,
+            dt=np.timedelta64(1, "h"),
+            n=8,
+        )
+        | kwargs
+    )
     with pytest.raises(NudgingError, match=message):
         Nudger(**args)
 

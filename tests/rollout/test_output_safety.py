@@ -36,8 +36,9 @@ def finished(tiny_checkpoint, tiny_store, tmp_path):
     return path
 
 
-def test_overwrite_never_deletes_an_input(tiny_checkpoint, tiny_store, tiny_reference, tmp_path,
-                                          capsys):  # fmt: skip
+def test_overwrite_never_deletes_an_input(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys
+):
     """``--data ic.zarr --output ic.zarr --overwrite`` deleted the initial condition and wrote
     an all-NaN output with exit 0."""
     before = {p: snapshot(p) for p in (tiny_store, tiny_reference)}
@@ -61,8 +62,10 @@ def test_overwrite_keeps_the_old_output_until_the_new_one_is_complete(
 ):
     before = snapshot(finished)
     # validated before anything is touched (was: deleted the output, then failed)
-    assert cli.main(args(tiny_checkpoint, tiny_store, finished, "--overwrite", "--batch-size",
-                         "0")) == 2  # fmt: skip
+    assert (
+        cli.main(args(tiny_checkpoint, tiny_store, finished, "--overwrite", "--batch-size", "0"))
+        == 2
+    )
     assert "--batch-size must be >= 1" in capsys.readouterr().err
     assert snapshot(finished) == before
     # a run that fails mid-way (here: a reference that turns non-finite at its second time)
@@ -83,8 +86,11 @@ def test_overwrite_keeps_the_old_output_until_the_new_one_is_complete(
 
 def test_a_killed_replacement_leaves_the_old_output(tiny_checkpoint, tiny_store, finished):
     before = snapshot(finished)
-    cmd = [sys.executable, str(SCRIPT),
-           *args(tiny_checkpoint, tiny_store, finished, "--overwrite", steps=40)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(SCRIPT),
+        *args(tiny_checkpoint, tiny_store, finished, "--overwrite", steps=40),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     staging = out.staging_path(finished)
     deadline = time.monotonic() + 120
@@ -130,8 +136,9 @@ def test_a_new_output_appears_only_with_its_first_step(tiny_checkpoint, tiny_sto
     ]
 
 
-def test_output_on_s3_is_refused_before_anything_is_written(tiny_checkpoint, tiny_store, tmp_path,
-                                                            capsys, monkeypatch):  # fmt: skip
+def test_output_on_s3_is_refused_before_anything_is_written(
+    tiny_checkpoint, tiny_store, tmp_path, capsys, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     assert cli.main(args(tiny_checkpoint, tiny_store, "s3://bucket/x.zarr")) == 2
     assert "only local outputs are supported" in capsys.readouterr().err
@@ -148,8 +155,9 @@ def test_output_on_s3_is_refused_before_anything_is_written(tiny_checkpoint, tin
         (["--other-checkpoint"], "checkpoint_sha256: output has"),
     ],
 )
-def test_resume_refuses_other_settings(tiny_checkpoint, tiny_store, tiny_reference, tmp_path,
-                                       capsys, change, message):  # fmt: skip
+def test_resume_refuses_other_settings(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys, change, message
+):
     path = tmp_path / "r.zarr"
     common = ["--reference", str(tiny_reference), "--halo-adjoint"]
     assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, steps=4)) == 0
@@ -215,8 +223,9 @@ def test_non_finite_initial_condition_is_refused(tiny_checkpoint, tiny_store, tm
     assert not (tmp_path / "o.zarr").exists()
 
 
-def test_a_state_that_turns_non_finite_stops_the_rollout(tiny_checkpoint, tiny_store, tmp_path,
-                                                         capsys):  # fmt: skip
+def test_a_state_that_turns_non_finite_stops_the_rollout(
+    tiny_checkpoint, tiny_store, tmp_path, capsys
+):
     import torch
 
     ckpt = torch.load(tiny_checkpoint, weights_only=True)
@@ -248,14 +257,16 @@ def test_twenty_minute_steps_are_exact_and_resume(tiny_checkpoint, tmp_path):
     for k in range(14):
         w.append(times[k], np.zeros((1, 6, 4, 4), np.float32))
     w.close()
-    steps, last, _ = RolloutWriter(tmp_path / "o.zarr", ["u"], {}, CubedSphereGrid(4), {},
-                                   times).recover()  # fmt: skip
+    steps, last, _ = RolloutWriter(
+        tmp_path / "o.zarr", ["u"], {}, CubedSphereGrid(4), {}, times
+    ).recover()
     assert steps == 14 and last == times[13]
     np.testing.assert_array_equal(open_out(tmp_path / "o.zarr")["time"].values, times)
 
 
-def test_only_the_start_time_of_the_initial_condition_is_read(tiny_checkpoint, tiny_store,
-                                                              tmp_path):  # fmt: skip
+def test_only_the_start_time_of_the_initial_condition_is_read(
+    tiny_checkpoint, tiny_store, tmp_path
+):
     """The diagnostics' whole history was loaded to take one time (430 MB for an 8000-time n=48
     store; at production size from S3 the whole history). Here every later time of the
     diagnostic past the 1-step rollout is a corrupt chunk: reading any of them fails."""
@@ -268,13 +279,18 @@ def test_only_the_start_time_of_the_initial_condition_is_read(tiny_checkpoint, t
     assert later and len(later) < len(chunks)
     for p in later:
         p.write_bytes(b"not a chunk")
-    assert cli.main(args(tiny_checkpoint, store, tmp_path / "o.zarr", "--start",
-                         "2020-01-01T00:00", steps=1)) == 0  # fmt: skip
+    assert (
+        cli.main(
+            args(
+                tiny_checkpoint, store, tmp_path / "o.zarr", "--start", "2020-01-01T00:00", steps=1
+            )
+        )
+        == 0
+    )
     assert np.isfinite(open_out(tmp_path / "o.zarr").precip.values[0]).all()
 
 
-def test_resume_of_an_older_output_checks_its_length(tiny_checkpoint, tiny_store, finished,
-                                                     capsys):  # fmt: skip
+def test_resume_of_an_older_output_checks_its_length(tiny_checkpoint, tiny_store, finished, capsys):
     """Outputs made before the ``steps`` attr: a longer --steps computed every step and then
     failed, a shorter one left NaN steps. The length comes from the time axis."""
     import json

@@ -24,8 +24,7 @@ def latlon(tiny_latlon_reference, **changes):
 def test_a_regional_reference_nudges_only_inside_its_domain(
     tiny_checkpoint, tiny_store, tiny_latlon_reference, tmp_path, capsys
 ):
-    region = latlon(tiny_latlon_reference,
-                    crop=lambda d: d.sel(lat=slice(0, 40), lon=slice(0, 60)))  # fmt: skip
+    region = latlon(tiny_latlon_reference, crop=lambda d: d.sel(lat=slice(0, 40), lon=slice(0, 60)))
     region.to_zarr(tmp_path / "region.zarr")
     nudge = ["--reference", str(tmp_path / "region.zarr"), "--nudge-vars", "u,v"]
     assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "n.zarr", *nudge, steps=1)) == 0
@@ -47,17 +46,25 @@ def test_a_regional_reference_nudges_only_inside_its_domain(
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda d: d.assign_coords(lat=("lat", np.radians(d.lat.values)),
-                                   lon=("lon", np.radians(d.lon.values))),
-         "look like radians"),
-        (lambda d: d.assign_coords(lat=d.lat.assign_attrs(units="radians")),
-         "coordinate 'lat' is in radians"),
-        (lambda d: d.assign(temperature=(d.temperature - 273.15).assign_attrs(units="degC")),
-         "variable 'temperature' is in 'degC', the model's in 'K'"),
+        (
+            lambda d: d.assign_coords(
+                lat=("lat", np.radians(d.lat.values)), lon=("lon", np.radians(d.lon.values))
+            ),
+            "look like radians",
+        ),
+        (
+            lambda d: d.assign_coords(lat=d.lat.assign_attrs(units="radians")),
+            "coordinate 'lat' is in radians",
+        ),
+        (
+            lambda d: d.assign(temperature=(d.temperature - 273.15).assign_attrs(units="degC")),
+            "variable 'temperature' is in 'degC', the model's in 'K'",
+        ),
     ],
-)  # fmt: skip
-def test_references_in_other_units_are_refused(tiny_checkpoint, tiny_store, tiny_latlon_reference,
-                                                tmp_path, capsys, change, message):  # fmt: skip
+)
+def test_references_in_other_units_are_refused(
+    tiny_checkpoint, tiny_store, tiny_latlon_reference, tmp_path, capsys, change, message
+):
     bad = latlon(tiny_latlon_reference, change=change)
     bad.to_zarr(tmp_path / "bad.zarr")
     nudge = ["--reference", str(tmp_path / "bad.zarr"), "--nudge-vars", "u,temperature"]
@@ -66,10 +73,10 @@ def test_references_in_other_units_are_refused(tiny_checkpoint, tiny_store, tiny
     assert not (tmp_path / "o.zarr").exists()
 
 
-def test_unit_spellings_that_mean_the_same_pass(tiny_checkpoint, tiny_store,
-                                                tiny_latlon_reference, tmp_path):  # fmt: skip
-    same = latlon(tiny_latlon_reference,
-                  change=lambda d: d.assign(u=d.u.assign_attrs(units="m/s")))  # fmt: skip
+def test_unit_spellings_that_mean_the_same_pass(
+    tiny_checkpoint, tiny_store, tiny_latlon_reference, tmp_path
+):
+    same = latlon(tiny_latlon_reference, change=lambda d: d.assign(u=d.u.assign_attrs(units="m/s")))
     same.to_zarr(tmp_path / "same.zarr")
     nudge = ["--reference", str(tmp_path / "same.zarr"), "--nudge-vars", "u"]
     assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "o.zarr", *nudge, steps=1)) == 0

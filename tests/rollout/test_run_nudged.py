@@ -24,8 +24,18 @@ PROG = ["u", "v", "vorticity", "tracer", "temperature"]
 
 
 def args(ckpt, store, out, *extra, steps=4):
-    return ["--checkpoint", str(ckpt), "--data", str(store), "--output", str(out),
-            "--steps", str(steps), "--no-progress", *extra]  # fmt: skip
+    return [
+        "--checkpoint",
+        str(ckpt),
+        "--data",
+        str(store),
+        "--output",
+        str(out),
+        "--steps",
+        str(steps),
+        "--no-progress",
+        *extra,
+    ]
 
 
 def open_out(path):
@@ -34,8 +44,14 @@ def open_out(path):
 
 def test_cli_subprocess_with_every_flag(tiny_checkpoint, tiny_store, tiny_reference, tmp_path):
     out = tmp_path / "r.zarr"
-    flags = ["--halo-adjoint", "--halo-adjoint-cross-face", "--reference", str(tiny_reference),
-             "--nudge-vars", "u,v"]  # fmt: skip
+    flags = [
+        "--halo-adjoint",
+        "--halo-adjoint-cross-face",
+        "--reference",
+        str(tiny_reference),
+        "--nudge-vars",
+        "u,v",
+    ]
     cmd = [sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, out, *flags)]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
@@ -60,15 +76,19 @@ def test_reassembly_flags_are_recorded(tiny_checkpoint, tiny_store, tmp_path, fl
 
 
 def test_cross_face_alone_is_an_error(tiny_checkpoint, tiny_store, tmp_path):
-    cmd = [sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, tmp_path / "x.zarr",
-                                              "--halo-adjoint-cross-face")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(SCRIPT),
+        *args(tiny_checkpoint, tiny_store, tmp_path / "x.zarr", "--halo-adjoint-cross-face"),
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "--halo-adjoint-cross-face requires --halo-adjoint" in run.stderr
     assert not (tmp_path / "x.zarr").exists()
 
 
-def test_bad_inputs_fail_before_any_step(tiny_checkpoint, tiny_store, tiny_reference, small_store,
-                                         tmp_path, capsys):  # fmt: skip
+def test_bad_inputs_fail_before_any_step(
+    tiny_checkpoint, tiny_store, tiny_reference, small_store, tmp_path, capsys
+):
     corrupt = tmp_path / "corrupt.pth"
     corrupt.write_bytes(tiny_checkpoint.read_bytes()[:5000])
     existing = tmp_path / "existing.zarr"
@@ -76,26 +96,48 @@ def test_bad_inputs_fail_before_any_step(tiny_checkpoint, tiny_store, tiny_refer
     (existing / "keep.txt").write_text("mine")
     ref = ["--reference", str(tiny_reference)]
     bad_latlon = tmp_path / "bad_latlon.zarr"
-    xr.Dataset({"u": (("time", "lat", "lon"), np.zeros((2, 3, 4), np.float32))},
-               coords={"time": np.array(["2020-01-01T00", "2020-01-01T06"], "datetime64[ns]"),
-                       "lat": [-100.0, 0.0, 60.0], "lon": [0.0, 90.0, 180.0, 270.0]},
-               ).to_zarr(bad_latlon, consolidated=False)  # fmt: skip
+    xr.Dataset(
+        {"u": (("time", "lat", "lon"), np.zeros((2, 3, 4), np.float32))},
+        coords={
+            "time": np.array(["2020-01-01T00", "2020-01-01T06"], "datetime64[ns]"),
+            "lat": [-100.0, 0.0, 60.0],
+            "lon": [0.0, 90.0, 180.0, 270.0],
+        },
+    ).to_zarr(bad_latlon, consolidated=False)
     cases = [
         (args(tmp_path / "none.pth", tiny_store, tmp_path / "o1.zarr"), "none.pth does not exist"),
         (args(corrupt, tiny_store, tmp_path / "o2.zarr"), "checkpoint is not usable"),
         (args(tiny_checkpoint, small_store, tmp_path / "o3.zarr"), "face size is 8, but .* n=16"),
-        (args(tiny_checkpoint, tiny_store, tmp_path / "o4.zarr", "--start", "2031-01-01T00:00"),
-         "--start 2031-01-01T00:00 is not a time of"),
-        (args(tiny_checkpoint, tiny_store, tmp_path / "o5.zarr", *ref, steps=40),
-         "covers .* but the rollout needs"),
+        (
+            args(tiny_checkpoint, tiny_store, tmp_path / "o4.zarr", "--start", "2031-01-01T00:00"),
+            "--start 2031-01-01T00:00 is not a time of",
+        ),
+        (
+            args(tiny_checkpoint, tiny_store, tmp_path / "o5.zarr", *ref, steps=40),
+            "covers .* but the rollout needs",
+        ),
         (args(tiny_checkpoint, tiny_store, existing), "existing.zarr exists and is not a"),
-        (args(tiny_checkpoint, tiny_store, tmp_path / "o6.zarr", *ref, "--nudge-vars", "u,q"),
-         "\\['q'\\] not prognostic variables"),
-        (args(tiny_checkpoint, tiny_store, tmp_path / "o7.zarr", *ref, "--nudge-tau-hours", "0"),
-         "must be positive"),
-        (args(tiny_checkpoint, tiny_store, tmp_path / "o8.zarr", "--reference", str(bad_latlon),
-              "--nudge-vars", "u"), "bad_latlon.zarr: coordinate 'lat' must be finite degrees"),
-    ]  # fmt: skip
+        (
+            args(tiny_checkpoint, tiny_store, tmp_path / "o6.zarr", *ref, "--nudge-vars", "u,q"),
+            "\\['q'\\] not prognostic variables",
+        ),
+        (
+            args(tiny_checkpoint, tiny_store, tmp_path / "o7.zarr", *ref, "--nudge-tau-hours", "0"),
+            "must be positive",
+        ),
+        (
+            args(
+                tiny_checkpoint,
+                tiny_store,
+                tmp_path / "o8.zarr",
+                "--reference",
+                str(bad_latlon),
+                "--nudge-vars",
+                "u",
+            ),
+            "bad_latlon.zarr: coordinate 'lat' must be finite degrees",
+        ),
+    ]
     import re
 
     for argv, message in cases:
@@ -142,8 +184,10 @@ def _mean_rmse(path, variables):
     import json
 
     metrics = json.loads(Path(str(path).removesuffix(".zarr") + "_metrics.json").read_text())
-    return {v: (np.mean(metrics[v]["rmse"][1:]), np.mean(metrics[v]["persistence_rmse"][1:]))
-            for v in variables}  # fmt: skip
+    return {
+        v: (np.mean(metrics[v]["rmse"][1:]), np.mean(metrics[v]["persistence_rmse"][1:]))
+        for v in variables
+    }
 
 
 @pytest.fixture(scope="module")
@@ -170,15 +214,18 @@ def test_bf16_rollout_on_cpu_is_the_gpu_path_and_stays_close_to_fp32(
         assert np.sqrt(np.mean((a - b) ** 2)) < 0.02 * change, v  # measured ~0.002
 
 
-def test_channels_last_is_the_default_and_matches_nchw(tiny_checkpoint, tiny_store, free16,
-                                                      tmp_path):  # fmt: skip
+def test_channels_last_is_the_default_and_matches_nchw(
+    tiny_checkpoint, tiny_store, free16, tmp_path
+):
     """The default NHWC convolutions (``free16``) against ``--no-channels-last``: another
     summation order in the convolutions (the arrays differ), the same rollout to rounding."""
     out = tmp_path / "nchw.zarr"
     assert cli.main(args(tiny_checkpoint, tiny_store, out, "--no-channels-last", steps=16)) == 0
     nchw, nhwc = open_out(out), open_out(free16)
     assert (nchw.attrs["memory_format"], nhwc.attrs["memory_format"]) == (
-        "contiguous", "channels_last")  # fmt: skip
+        "contiguous",
+        "channels_last",
+    )
     differs = False
     for v in PROG:
         a, b = nchw[v].values[-1], nhwc[v].values[-1]
@@ -188,22 +235,28 @@ def test_channels_last_is_the_default_and_matches_nchw(tiny_checkpoint, tiny_sto
     assert differs
 
 
-def test_nudged_beats_free_and_persistence(tiny_checkpoint, tiny_store, tiny_reference, free16,
-                                           tmp_path):  # fmt: skip
+def test_nudged_beats_free_and_persistence(
+    tiny_checkpoint, tiny_store, tiny_reference, free16, tmp_path
+):
     nudge = ["--reference", str(tiny_reference), "--nudge-vars", "u,v,temperature"]
     assert (
         cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "nudged.zarr", *nudge, steps=16)) == 0
     )
     free = _mean_rmse(free16, ["u", "v", "temperature"])
     nudged = _mean_rmse(tmp_path / "nudged.zarr", ["u", "v", "temperature"])
-    print({v: f"nudged {nudged[v][0]:.3g} free {free[v][0]:.3g} persistence {free[v][1]:.3g}"
-           for v in free})  # fmt: skip
+    print(
+        {
+            v: f"nudged {nudged[v][0]:.3g} free {free[v][0]:.3g} persistence {free[v][1]:.3g}"
+            for v in free
+        }
+    )
     for v in free:
         assert nudged[v][0] < free[v][0] and nudged[v][0] < free[v][1], v
 
 
-def test_latlon_reference_nudging_beats_free(tiny_checkpoint, tiny_store, tiny_latlon_reference,
-                                             free16, tmp_path):  # fmt: skip
+def test_latlon_reference_nudging_beats_free(
+    tiny_checkpoint, tiny_store, tiny_latlon_reference, free16, tmp_path
+):
     nudge = ["--reference", str(tiny_latlon_reference), "--nudge-vars", "u,v,temperature"]
     out = tmp_path / "latlon.zarr"
     assert cli.main(args(tiny_checkpoint, tiny_store, out, *nudge, steps=16)) == 0
@@ -217,11 +270,35 @@ def test_latlon_reference_nudging_beats_free(tiny_checkpoint, tiny_store, tiny_l
 
 def test_strong_grid_point_nudging_follows_the_reference(tiny_checkpoint, tiny_store, tmp_path):
     every = ["--reference", str(tiny_store), "--nudge-vars", ",".join(PROG)]
-    assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "dt.zarr", *every,
-                         "--nudge-tau-hours", "3", steps=8)) == 0  # fmt: skip
+    assert (
+        cli.main(
+            args(
+                tiny_checkpoint,
+                tiny_store,
+                tmp_path / "dt.zarr",
+                *every,
+                "--nudge-tau-hours",
+                "3",
+                steps=8,
+            )
+        )
+        == 0
+    )
     assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "free.zarr", steps=8)) == 0
-    assert cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "hard.zarr", *every,
-                         "--nudge-tau-hours", "1e-6", steps=8)) == 0  # fmt: skip
+    assert (
+        cli.main(
+            args(
+                tiny_checkpoint,
+                tiny_store,
+                tmp_path / "hard.zarr",
+                *every,
+                "--nudge-tau-hours",
+                "1e-6",
+                steps=8,
+            )
+        )
+        == 0
+    )
     free, tau_dt = _mean_rmse(tmp_path / "free.zarr", PROG), _mean_rmse(tmp_path / "dt.zarr", PROG)
     for v in PROG:
         assert tau_dt[v][0] < 0.6 * free[v][0], (v, tau_dt[v][0], free[v][0])
@@ -239,11 +316,24 @@ def test_two_ranks_equal_one_rank(tiny_checkpoint, tiny_store, tiny_reference, t
         *args(tiny_checkpoint, tiny_store, tmp_path / "one.zarr", *common),
     ]
     assert subprocess.run(one_rank, env=env, capture_output=True, timeout=240).returncode == 0
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           str(SCRIPT),
-           *args(tiny_checkpoint, tiny_store, tmp_path / "two.zarr", *common)]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        str(SCRIPT),
+        *args(tiny_checkpoint, tiny_store, tmp_path / "two.zarr", *common),
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _, err = proc.communicate(timeout=240)
     except subprocess.TimeoutExpired:

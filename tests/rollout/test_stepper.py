@@ -32,8 +32,18 @@ def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store):
     layout = TileLayout(CubedSphereGrid(16), tile=8, halo=4)
     T, m, S = layout.tile, layout.tiles_per_side, layout.size
     times = xr.open_zarr(tiny_store)["time"].values
-    data = CropDataset(str(tiny_store), layout, PROG, [], STATIC, crop=S, steps=1, samples=400,
-                       in_memory=True, times=times)  # fmt: skip
+    data = CropDataset(
+        str(tiny_store),
+        layout,
+        PROG,
+        [],
+        STATIC,
+        crop=S,
+        steps=1,
+        samples=400,
+        in_memory=True,
+        times=times,
+    )
     step = stepper(layout)
     on_a_tile = [i for i in range(len(data)) if data.draw(i)[2] % T == data.draw(i)[3] % T == 0]
     assert len(on_a_tile) >= 5

@@ -125,8 +125,14 @@ def test_production_stages_compose():
 
 
 def _cli(tiny_store, run, *extra):
-    return [sys.executable, str(ROOT / "scripts" / "train.py"), "experiment=pytest",
-            f"data.url={tiny_store}", f"run_dir={run}", *extra]  # fmt: skip
+    return [
+        sys.executable,
+        str(ROOT / "scripts" / "train.py"),
+        "experiment=pytest",
+        f"data.url={tiny_store}",
+        f"run_dir={run}",
+        *extra,
+    ]
 
 
 def test_resume_after_sigterm_is_bitwise_equal(tiny_store, tmp_path):
@@ -178,8 +184,14 @@ def test_stage_chain(tiny_store, tmp_path):
         previous = run
     assert ckpt["description"]["config"]["rollout_steps"] == 4
     with pytest.raises(ValueError, match="model.width=8, but the config has 16"):
-        train(config(*base, "model.width=16", f"init_from={previous / 'best.pth'}",
-                     f"run_dir={tmp_path / 'bad'}"))  # fmt: skip
+        train(
+            config(
+                *base,
+                "model.width=16",
+                f"init_from={previous / 'best.pth'}",
+                f"run_dir={tmp_path / 'bad'}",
+            )
+        )
 
 
 @pytest.mark.distributed
@@ -203,9 +215,16 @@ def test_two_rank_ddp_trains_saves_once_and_resumes(tiny_store, tmp_path):
 
 
 def test_trained_model_beats_persistence(tiny_store, tmp_path):
-    cfg = config("experiment=pytest", f"data.url={tiny_store}", f"run_dir={tmp_path / 'p'}",
-                 "steps=60", "optim.lr=2e-3", "valid_every=20", "data.valid_samples=16",
-                 "model.width=16")  # fmt: skip
+    cfg = config(
+        "experiment=pytest",
+        f"data.url={tiny_store}",
+        f"run_dir={tmp_path / 'p'}",
+        "steps=60",
+        "optim.lr=2e-3",
+        "valid_every=20",
+        "data.valid_samples=16",
+        "model.width=16",
+    )
     run = train(cfg)
     rmse = persistence_and_model_rmse(cfg, str(run / "best.pth"))
     ratio = rmse["model"] / rmse["persistence"]
@@ -223,18 +242,26 @@ def test_metrics_log_keeps_the_columns_of_a_resumed_file(tmp_path):
     path = tmp_path / "metrics.csv"
     path.write_text("step,samples,lr,train_loss,valid_loss,images_per_s\n1,2,0.1,0.5,,3.0\n")
     log = MetricsLog(path, enabled=True)
-    log.write({"step": 2, "samples": 4, "lr": 0.1, "train_loss": 0.4, "images_per_s": 3.5,
-               "data_ms": 1.5})  # fmt: skip
-    assert rows(tmp_path)[-1] == {"step": "2", "samples": "4", "lr": "0.1", "train_loss": "0.4",
-                                  "valid_loss": "", "images_per_s": "3.5"}  # fmt: skip
+    log.write(
+        {"step": 2, "samples": 4, "lr": 0.1, "train_loss": 0.4, "images_per_s": 3.5, "data_ms": 1.5}
+    )
+    assert rows(tmp_path)[-1] == {
+        "step": "2",
+        "samples": "4",
+        "lr": "0.1",
+        "train_loss": "0.4",
+        "valid_loss": "",
+        "images_per_s": "3.5",
+    }
 
 
 def test_added_unknown_keys_fail_too(tiny_store, tmp_path):
     """``+optim.lrr=1``, the form Hydra's own error message suggests, was accepted, recorded
     and ignored."""
     for extra, key in (("+optim.lrr=1", "optim.lrr"), ("++steps_=3", "steps_")):
-        run = subprocess.run(_cli(tiny_store, tmp_path / "r", extra), capture_output=True,
-                             text=True, timeout=120)  # fmt: skip
+        run = subprocess.run(
+            _cli(tiny_store, tmp_path / "r", extra), capture_output=True, text=True, timeout=120
+        )
         assert run.returncode == 2, run.stderr[-2000:]
         assert f"config: unknown key '{key}'" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "r" / "latest.pth").exists()
