@@ -11,42 +11,10 @@ its own face's box, the bounding box of its ring pixels' KNN sources on each nei
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
-from screamcast.data.forcing import position_features
-from screamcast.grid.cubed_sphere import xyz_to_latlon
-from screamcast.grid.tiling import TileLayout
-
-
-class ExtendedFaceGeometry:
-    """Per extended-face pixel: ring row (or -1), lat/lon and exact area. Computed once."""
-
-    def __init__(self, layout: TileLayout):
-        self.layout = layout
-        n, H, P = layout.n, layout.halo, layout.padded
-        self.ring_row = np.full(6 * P * P, -1, dtype=np.int64)
-        self.ring_row[layout.ring_positions] = np.arange(layout.ring_positions.size)
-        self.ring_row = self.ring_row.reshape(6, P, P)
-        lat = np.empty((6, P, P))
-        lon = np.empty((6, P, P))
-        lat[:, H : H + n, H : H + n], lon[:, H : H + n, H : H + n] = (
-            layout.grid.lat,
-            layout.grid.lon,
-        )
-        ring = layout.ring_mask
-        lat[ring], lon[ring] = xyz_to_latlon(layout.ring_target_xyz())
-        self.lat, self.lon = lat, lon
-        # the gnomonic area formula holds past the face edge too: (P, P), the same on every face
-        self.area = layout.grid.face_cell_areas(np.arange(P + 1) - H).astype(np.float32)
-
-    @cached_property
-    def trig(self) -> np.ndarray:
-        """``(4, 6, P, P)`` float32 sin/cos of lat and lon: the network's position features and
-        the insolation's inputs without per-crop trigonometry (16 bytes per pixel, built on
-        first use: only training crops need it)."""
-        return position_features(self.lat, self.lon)
+from screamcast.grid.extended import ExtendedFaceGeometry
 
 
 @dataclass(frozen=True)

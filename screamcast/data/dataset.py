@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,10 @@ import torch
 import zarr
 from zarr.core.sync import sync
 
-from screamcast.data.crops import ExtendedFaceGeometry, assemble, plan_crop
-from screamcast.data.forcing import cos_zenith_broadcast
+from screamcast.data.crops import assemble, plan_crop
+from screamcast.data.forcing import cos_zenith_broadcast, position_features
 from screamcast.data.store import StoreError, with_retries, zarr_store
+from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
 
 DRAW_BLOCK = 256  # sample origins drawn per random generator
@@ -127,6 +129,13 @@ class CropDataset(torch.utils.data.Dataset):
             times=times,
             in_memory=data.in_memory,
         )
+
+    @cached_property
+    def _trig(self) -> np.ndarray:
+        """``(4, 6, P, P)`` float32 sin/cos of lat and lon of every extended-face pixel: the
+        position features and the insolation's inputs without per-crop trigonometry (16 bytes
+        per pixel, built on first use)."""
+        return position_features(self.geo.lat, self.geo.lon)
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
@@ -327,7 +336,7 @@ class CropDataset(torch.utils.data.Dataset):
                 target[b, :, c] = crop[v][1:]
             for c, v in enumerate(self.static):
                 static[b, c] = crop[v]
-            static[b, F:] = self.geo.trig[(slice(None), *win)]  # (4, S, S)
+            static[b, F:] = self._trig[(slice(None), *win)]  # (4, S, S)
             area[b] = self.geo.area[win[1:]]  # the same on every face
             times[b] = self.times[t : t + k + 1]
         trig = static[:, F:, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)

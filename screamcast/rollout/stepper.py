@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from screamcast.data.crops import ExtendedFaceGeometry
 from screamcast.data.forcing import cos_zenith_from_terms, position_features, solar_terms
+from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import Pipeline

@@ -6,11 +6,11 @@ import numpy as np
 import torch
 import xarray as xr
 
-from screamcast.data.crops import ExtendedFaceGeometry
 from screamcast.data.dataset import CropDataset
 from screamcast.data.forcing import SOLAR_CONSTANT, insolation
 from screamcast.data.stats import Stats
 from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.model.pipeline import Pipeline, input_channels
 from screamcast.model.unet import UNet
 from screamcast.rollout.stepper import GlobalStepper
