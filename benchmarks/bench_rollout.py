@@ -27,7 +27,7 @@ from screamcast.data.synthetic import write_store
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.nudging import Nudger
-from screamcast.rollout.stepper import GlobalStepper
+from screamcast.rollout.stepper import GlobalStepper, Reassembly, StepperConfig
 from screamcast.rollout.writer import RolloutWriter
 
 
@@ -50,7 +50,10 @@ def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
         grid = CubedSphereGrid(n)
         static = np.stack([ds[v].values for v in d.static])
         stepper = GlobalStepper(
-            pipeline, TileLayout(grid, tile, halo), static, batch_size=27, halo_adjoint=True
+            pipeline,
+            TileLayout(grid, tile, halo),
+            static,
+            StepperConfig(Reassembly.INTRA_FACE, batch_size=27),
         )
         times = ds.time.values
         nudger = Nudger(ref, ["u", "v", "temperature"], d.prognostic, 6.0, times[1] - times[0], n)

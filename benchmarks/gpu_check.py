@@ -34,6 +34,8 @@ from screamcast.model.unet import UNet
 from screamcast.rollout.stepper import (
     PRECISIONS,
     GlobalStepper,
+    Reassembly,
+    StepperConfig,
     inference_network,
     resolve_precision,
 )
@@ -182,10 +184,7 @@ def rollout_step_rate(
         pipeline,
         layout,
         np.zeros((len(STATIC), 6, n, n)),
-        str(device),
-        batch,
-        halo_adjoint=True,
-        precision=precision,
+        StepperConfig(Reassembly.INTRA_FACE, str(device), batch, precision),
     )
     state = [torch.randn(len(PROG), 6, n, n)]
     t0, t1 = np.datetime64("2020-01-01T00"), np.datetime64("2020-01-01T01")

@@ -24,7 +24,7 @@ from screamcast.data.stats import Stats
 from screamcast.data.store import open_store
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
-from screamcast.rollout.stepper import GlobalStepper
+from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = {
@@ -57,7 +57,7 @@ def main() -> None:
         pipeline,
         TileLayout(grid, tile, halo),
         np.stack([ds[v].values for v in static]),
-        batch_size=27,
+        StepperConfig(batch_size=27),
     )
     scale = np.array([stats.diff_std[v] for v in prog])[:, None, None, None]
     masks = {

@@ -82,6 +82,7 @@ def make_checkpoint(config: dict, store: Path, path: Path) -> Path:
 def run_config(name: str, tmp: Path) -> dict[str, np.ndarray]:
     """The variant's outputs (steps 1..3) and its initial condition (``ic_<var>``)."""
     from screamcast.rollout.run import RolloutOptions, run_rollout
+    from screamcast.rollout.stepper import Reassembly
 
     config_path, changes = VARIANTS[name]
     config = yaml.safe_load(config_path.read_text())
@@ -97,8 +98,7 @@ def run_config(name: str, tmp: Path) -> dict[str, np.ndarray]:
             output=str(out),
             steps=3,
             reference=str(ref) if nudged else None,
-            halo_adjoint=r["halo_adjoint"],
-            halo_adjoint_cross_face=r["halo_adjoint_cross_face"],
+            reassembly=Reassembly.from_flags(r["halo_adjoint"], r["halo_adjoint_cross_face"]),
             nudge_tau_hours=r.get("nudge_tau_hours", 6.0),
             nudge_vars=r.get("nudge_vars", []),
             batch_size=r["batch_size"],
@@ -159,12 +159,13 @@ def test_perturbations_are_caught(name, perturb, tmp_path, monkeypatch):
 
         monkeypatch.setattr(tiling.TileLayout, "__init__", steeper)
     else:  # the other reassembly
-        step_init = stepper.GlobalStepper.__init__
+        import dataclasses
 
-        def swapped(self, *a, **kw):
-            args = list(a)
-            args[5] = perturb == "intra"  # halo_adjoint
-            step_init(self, *args, **kw)
+        step_init = stepper.GlobalStepper.__init__
+        other = stepper.Reassembly.INTRA_FACE if perturb == "intra" else stepper.Reassembly.CROP
+
+        def swapped(self, pipeline, layout, static, config):
+            step_init(self, pipeline, layout, static, dataclasses.replace(config, reassembly=other))
 
         monkeypatch.setattr(stepper.GlobalStepper, "__init__", swapped)
     off = mismatch(run_config(name, tmp_path), np.load(REFERENCES / f"{name}.npz"))

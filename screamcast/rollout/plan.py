@@ -24,7 +24,7 @@ from screamcast.data.store import open_store, time_step
 from screamcast.grid import CubedSphereGrid
 from screamcast.rollout import output as out
 from screamcast.rollout.nudging import Nudger
-from screamcast.rollout.stepper import resolve_precision
+from screamcast.rollout.stepper import Reassembly, resolve_precision
 
 
 class RolloutError(ValueError):
@@ -39,8 +39,7 @@ class RolloutOptions:
     start: str | None = None
     steps: int = 24
     reference: str | None = None
-    halo_adjoint: bool = False
-    halo_adjoint_cross_face: bool = False
+    reassembly: Reassembly = Reassembly.CROP
     nudge_tau_hours: float = 6.0
     nudge_vars: list[str] = field(default_factory=list)
     device: str = "cpu"
@@ -122,8 +121,8 @@ def _load_checkpoint(o: RolloutOptions) -> fmt.InferenceCheckpoint:
 
 
 def _check_options(o: RolloutOptions) -> None:
-    if o.halo_adjoint_cross_face and not o.halo_adjoint:
-        raise RolloutError("the cross-face halo adjoint requires the halo adjoint")
+    if not isinstance(o.reassembly, Reassembly):
+        raise RolloutError(f"reassembly must be a Reassembly, got {o.reassembly!r}")
     if o.steps < 1:
         raise RolloutError(f"steps must be >= 1, got {o.steps}")
     if o.batch_size < 1:
@@ -172,8 +171,9 @@ def _attrs(o: RolloutOptions, sha256: str, out_times, dt, nudger: Nudger | None)
         "start": str(out_times[0]),
         "steps": int(o.steps),
         "time_step_minutes": float(dt / np.timedelta64(1, "m")),
-        "halo_adjoint": int(o.halo_adjoint),
-        "halo_adjoint_cross_face": int(o.halo_adjoint_cross_face),
+        "reassembly": o.reassembly.value,
+        "halo_adjoint": int(o.reassembly.halo_adjoint),
+        "halo_adjoint_cross_face": int(o.reassembly.cross_face),
         "precision": resolve_precision(o.precision, o.device),
         "memory_format": "channels_last" if o.channels_last else "contiguous",
         "nudging": int(nudger is not None),

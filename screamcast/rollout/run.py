@@ -24,7 +24,7 @@ from screamcast.metrics import area_weighted_bias, area_weighted_rmse
 from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout import output as out
 from screamcast.rollout.plan import RolloutError, RolloutOptions, RolloutPlan, plan_rollout
-from screamcast.rollout.stepper import GlobalStepper
+from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 from screamcast.rollout.writer import RolloutWriter
 
 __all__ = ["RolloutError", "RolloutOptions", "run_rollout", "write_metrics"]
@@ -98,19 +98,10 @@ def _steps(plan: RolloutPlan, writer: RolloutWriter | None, rank: int, world: in
     pipeline = build_pipeline(plan.cfg, Stats.from_dict(desc.stats))
     pipeline.load_state_dict(plan.checkpoint.weights)
     layout = TileLayout(plan.grid, desc.grid.tile, desc.grid.halo)
-    stepper = GlobalStepper(
-        pipeline,
-        layout,
-        plan.static_fields,
-        o.device,
-        o.batch_size,
-        o.halo_adjoint,
-        o.halo_adjoint_cross_face,
-        rank,
-        world,
-        o.precision,
-        o.channels_last,
+    config = StepperConfig(
+        o.reassembly, o.device, o.batch_size, o.precision, o.channels_last, rank, world
     )
+    stepper = GlobalStepper(pipeline, layout, plan.static_fields, config)
     bar = _bar(o, k0) if writer is not None else None
     t_wall, times = time.perf_counter(), plan.out_times
     try:

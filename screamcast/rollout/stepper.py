@@ -10,6 +10,9 @@ the other ranks contribute zeros), so every rank reassembles the same global sta
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import Enum
+
 import numpy as np
 import torch
 
@@ -39,29 +42,62 @@ def inference_network(pipeline: Pipeline, device: torch.device, channels_last: b
     return pipeline.to(device, memory_format=fmt).eval()
 
 
+class Reassembly(str, Enum):
+    """How a step's tile predictions become the global state."""
+
+    CROP = "crop"  # each tile's centre, halo predictions unused
+    INTRA_FACE = "intra-face"  # normalised overlap-add of every prediction inside each face
+    CROSS_FACE = "cross-face"  # ... and of the halo predictions across cube edges (KNN^T)
+
+    @classmethod
+    def from_flags(cls, halo_adjoint: bool, cross_face: bool) -> Reassembly:
+        """The rollout's two flags as one choice; the only place their rule is checked."""
+        if cross_face and not halo_adjoint:
+            raise ValueError("the cross-face halo adjoint requires the halo adjoint")
+        if not halo_adjoint:
+            return cls.CROP
+        return cls.CROSS_FACE if cross_face else cls.INTRA_FACE
+
+    @property
+    def halo_adjoint(self) -> bool:
+        return self is not Reassembly.CROP
+
+    @property
+    def cross_face(self) -> bool:
+        return self is Reassembly.CROSS_FACE
+
+
+@dataclass(frozen=True)
+class StepperConfig:
+    """How :class:`GlobalStepper` runs: reassembly, device and arithmetic, batching, ranks."""
+
+    reassembly: Reassembly = Reassembly.CROP
+    device: str = "cpu"
+    batch_size: int = 16  # tiles per forward pass
+    precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
+    channels_last: bool = True  # the network's convolutions in NHWC
+    rank: int = 0  # this rank takes every world-th batch of tiles
+    world: int = 1
+
+
 class GlobalStepper:
     def __init__(
         self,
         pipeline: Pipeline,
         layout: TileLayout,
         static: np.ndarray,
-        device: str = "cpu",
-        batch_size: int = 16,
-        halo_adjoint: bool = False,
-        cross_face: bool = False,
-        rank: int = 0,
-        world: int = 1,
-        precision: str = "auto",
-        channels_last: bool = True,
+        config: StepperConfig = StepperConfig(),
     ):
-        if cross_face and not halo_adjoint:
-            raise ValueError("cross_face overlap-add requires halo_adjoint")
-        self.device = torch.device(device)
-        self.precision = resolve_precision(precision, self.device)
-        self.pipeline = inference_network(pipeline, self.device, channels_last)
+        c = self.config = config
+        if c.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {c.batch_size}")
+        self.device = torch.device(c.device)
+        self.precision = resolve_precision(c.precision, self.device)
+        self.pipeline = inference_network(pipeline, self.device, c.channels_last)
         self.op = HaloOperator(layout, self.device)
-        self.batch_size, self.rank, self.world = batch_size, rank, world
-        self.halo_adjoint, self.cross_face = halo_adjoint, cross_face
+        self.batch_size, self.rank, self.world = c.batch_size, c.rank, c.world
+        self.halo_adjoint = c.reassembly.halo_adjoint
+        self.cross_face = c.reassembly.cross_face
         pos = layout.tile_pixel_positions()  # (n_tiles, S, S) into the (6, P, P) extended faces
         geo = ExtendedFaceGeometry(layout)
         lat, lon = geo.lat.reshape(-1)[pos], geo.lon.reshape(-1)[pos]

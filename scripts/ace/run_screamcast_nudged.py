@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     from screamcast.file_lock import LockedError
     from screamcast.rollout.run import RolloutOptions, run_rollout
+    from screamcast.rollout.stepper import Reassembly
 
     opts = RolloutOptions(
         checkpoint=args.checkpoint,
@@ -216,8 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         start=args.start,
         steps=args.steps,
         reference=args.reference,
-        halo_adjoint=args.halo_adjoint,
-        halo_adjoint_cross_face=args.halo_adjoint_cross_face,
+        reassembly=Reassembly.from_flags(args.halo_adjoint, args.halo_adjoint_cross_face),
         nudge_tau_hours=args.nudge_tau_hours,
         nudge_vars=[v for v in args.nudge_vars.split(",") if v],
         device=args.device,

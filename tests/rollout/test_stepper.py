@@ -3,6 +3,7 @@
 """GlobalStepper's inputs: the tiles' insolation and position features are the training crops'."""
 
 import numpy as np
+import pytest
 import torch
 import xarray as xr
 
@@ -70,3 +71,14 @@ def test_tile_forcing_is_the_insolation_of_the_tile_pixels():
     np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=1e-6)
     assert 0.2 < float((got > 0).float().mean()) < 0.8  # day and night both present
     torch.testing.assert_close(step.forcing(t0, t1, slice(10, 20)), got[10:20], rtol=0, atol=0)
+
+
+def test_the_reassembly_flags_map_onto_one_choice():
+    from screamcast.rollout.stepper import Reassembly
+
+    assert Reassembly.from_flags(False, False) is Reassembly.CROP
+    assert Reassembly.from_flags(True, False) is Reassembly.INTRA_FACE
+    both = Reassembly.from_flags(True, True)
+    assert both is Reassembly.CROSS_FACE and both.halo_adjoint and both.cross_face
+    with pytest.raises(ValueError, match="cross-face halo adjoint requires the halo adjoint"):
+        Reassembly.from_flags(False, True)
