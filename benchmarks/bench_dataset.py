@@ -22,7 +22,7 @@ import zarr
 from benchmarks.harness import Result, interleaved
 from screamcast.data.crops import plan_crop
 from screamcast.data.dataset import CropDataset
-from screamcast.data.store import zarr_store
+from screamcast.data.remote import zarr_store
 from screamcast.data.synthetic import write_store
 from screamcast.grid import CubedSphereGrid, TileLayout
 

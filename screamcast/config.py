@@ -87,7 +87,7 @@ class TrainConfig:
     strategy: str = "auto"
     precision: str = "auto"  # auto: bf16-mixed on CUDA, 32-true on CPU
     # Convolution weights (and so activations) in NHWC: what tensor-core convolutions want.
-    # null: on CUDA only (on CPU it slows training of the larger models by up to ~25%).
+    # null: on CUDA only (on CPU it slows training of the larger models: docs/training.md).
     channels_last: bool | None = None
     progress: bool = True
 

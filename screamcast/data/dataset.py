@@ -25,7 +25,7 @@ from zarr.core.sync import sync
 
 from screamcast.data.crops import assemble, plan_crop
 from screamcast.data.forcing import cos_zenith_broadcast, position_features
-from screamcast.data.store import StoreError, with_retries, zarr_store
+from screamcast.data.remote import StoreError, with_retries, zarr_store
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
 

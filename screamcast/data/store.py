@@ -4,187 +4,24 @@
 
 Everything that can be wrong with a store is reported here, before any training step or
 rollout step runs, with a message that names the store, the variable or dimension and what
-was expected. Remote stores go through s3fs; transient errors are retried with backoff, and a
-missing bucket, refused credentials or a silent endpoint each give one clear message.
+was expected. Remote stores go through s3fs (:mod:`screamcast.data.remote`).
 """
 
 from __future__ import annotations
 
-import copy
-import errno
-import logging
-import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
 
 import numpy as np
 import xarray as xr
-import zarr
 
+from screamcast.data.remote import StoreError, with_retries, zarr_store
 from screamcast.grid.cubed_sphere import CubedSphereGrid, latlon_to_xyz
 from screamcast.grid.ncol import columns_to_grid, ncol_to_grid_index
 
-log = logging.getLogger(__name__)
-
 NATIVE_DIMS = ("time", "face", "y", "x")
-# Retries: botocore's "standard" mode (exponential backoff with jitter on throttling, 5xx and
-# timeouts) does them; s3fs's own loop is cut to one try, since it also retries timeouts (5
-# tries of botocore's attempts of 60 s each stalled a read of a silent endpoint for 10 min with
-# no output). A silent endpoint now fails a read after BOTO_ATTEMPTS x READ_TIMEOUT_S (~80 s);
-# with_retries adds sample-level retries for throttling that outlasts botocore's, but none
-# once GIVE_UP_AFTER_S have passed.
-READ_TIMEOUT_S = 20
-BOTO_ATTEMPTS = 4
-S3_TRIES = 1
-GIVE_UP_AFTER_S = 60.0
 LATLON_DIMS = ("time", "lat", "lon")
-T = TypeVar("T")
-
-
-class StoreError(ValueError):
-    """A store is missing, unreachable or not what the configuration expects."""
-
-
-def _is_s3(url: str) -> bool:
-    return str(url).startswith("s3://")
-
-
-def _s3_message(url: str, options: dict, err: BaseException) -> str | None:
-    """One clear sentence for the S3 failures a user can fix; None if not recognised."""
-    endpoint = options.get("endpoint_url") or "the default AWS endpoint"
-    bucket = url[len("s3://") :].split("/", 1)[0]
-    text = f"{type(err).__name__}: {err}"
-    if any(k in text for k in ("NoSuchBucket", "The specified bucket does not exist")):
-        return f"{url}: bucket '{bucket}' does not exist at {endpoint}"
-    denied = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "Forbidden", "403")
-    if isinstance(err, PermissionError) or any(k in text for k in denied):
-        return (
-            f"{url}: access denied by {endpoint}: check key/secret in the config's "
-            "storage_options or the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment"
-        )
-    unreachable = (
-        "Could not connect",
-        "EndpointConnectionError",
-        "Cannot connect",
-        "timed out",
-        "Read timeout",
-        "ReadTimeout",
-        "Connect timeout",
-    )
-    if any(k in text for k in unreachable):
-        return f"{url}: the endpoint {endpoint} does not answer ({type(err).__name__})"
-    return None
-
-
-# errno values s3fs gives S3's retryable answers once its own retries are spent: 503 SlowDown /
-# ServiceUnavailable (EBUSY), 500 InternalError (EREMOTEIO), and timeouts
-_TRANSIENT_ERRNOS = {errno.EBUSY, errno.ETIMEDOUT, getattr(errno, "EREMOTEIO", 121)}
-
-
-def _transient(err: BaseException) -> bool:
-    text = f"{type(err).__name__}: {err}"
-    signs = (
-        "SlowDown",
-        "Throttl",
-        "RequestTimeout",
-        "InternalError",
-        "ServiceUnavailable",
-        "reduce your request rate",
-        "Connect",
-        "timed out",
-        "Read timeout",
-        "ReadTimeout",
-    )
-    if isinstance(err, (ConnectionError, TimeoutError)) or any(k in text for k in signs):
-        return True
-    return type(err) is OSError and err.errno in _TRANSIENT_ERRNOS
-
-
-def with_retries(
-    fn: Callable[[], T],
-    what: str,
-    retries: int = 3,
-    backoff: float = 0.5,
-    give_up_after: float = GIVE_UP_AFTER_S,
-) -> T:
-    """Call ``fn``, retrying transient errors ``retries`` times with exponential backoff.
-
-    Each retry is logged (what is being waited for, and why); no retry starts once
-    ``give_up_after`` seconds have passed since the first call (a silent endpoint times out
-    slowly). A transient error that outlasts the retries is re-raised with a note naming ``what``.
-    """
-    t0 = time.monotonic()
-    for attempt in range(retries + 1):
-        try:
-            return fn()
-        except StoreError:
-            raise
-        except Exception as err:
-            if not _transient(err):
-                raise
-            waited = time.monotonic() - t0
-            if attempt == retries or waited > give_up_after:
-                err.add_note(
-                    f"{what}: still failing after {attempt} retries with backoff ({waited:.0f} s)"
-                )
-                raise
-            delay = backoff * 2**attempt
-            log.warning(
-                "%s: %s: %s; retry %d of %d in %.1f s",
-                what,
-                type(err).__name__,
-                str(err)[:200],
-                attempt + 1,
-                retries,
-                delay,
-            )
-            time.sleep(delay)
-    raise AssertionError("unreachable")
-
-
-def zarr_store(url: str, storage_options: dict | None = None, retries: int = 3) -> Any:
-    """A read-only zarr store object for a local path or ``s3://bucket/key``; checks it exists."""
-    options = dict(storage_options or {})
-    if "config_kwargs" in options:  # botocore edits the nested dicts in place: not the caller's
-        options["config_kwargs"] = copy.deepcopy(options["config_kwargs"])
-    if not _is_s3(url):
-        path = Path(url)
-        if not path.exists():
-            raise StoreError(f"store {url} does not exist")
-        return zarr.storage.LocalStore(path, read_only=True)
-    import s3fs
-
-    config = options.setdefault("config_kwargs", {})
-    config.setdefault("connect_timeout", 5)
-    config.setdefault("read_timeout", READ_TIMEOUT_S)
-    config.setdefault("retries", {"mode": "standard", "max_attempts": BOTO_ATTEMPTS})
-    fs = s3fs.S3FileSystem(**options)
-    fs.retries = S3_TRIES
-    bucket, _, key = url[len("s3://") :].partition("/")
-
-    def probe() -> None:
-        try:
-            fs.ls(bucket)  # raises (unlike exists) on refused credentials and dead endpoints
-        except FileNotFoundError:
-            endpoint = options.get("endpoint_url", "the default AWS endpoint")
-            raise StoreError(f"{url}: bucket '{bucket}' does not exist at {endpoint}") from None
-        if not any(fs.exists(f"{bucket}/{key}/{m}") for m in ("zarr.json", ".zgroup")):
-            raise StoreError(f"store {url} does not exist (no zarr.json or .zgroup under it)")
-
-    try:
-        with_retries(probe, url, retries=retries)
-    except StoreError:
-        raise
-    except Exception as err:
-        message = _s3_message(url, options, err)
-        if message is None:
-            raise
-        raise StoreError(message) from err
-    store = zarr.storage.FsspecStore.from_url(url, storage_options=options, read_only=True)
-    store.fs.retries = S3_TRIES
-    return store
 
 
 def open_store(

@@ -178,7 +178,7 @@ def write_store(
         raise FileExistsError(f"{path} already exists; remove it or choose another path")
     fine = CubedSphereGrid(n * coarsen)
     grid = CubedSphereGrid(n)
-    chunk = chunk or (n if n <= 64 else 128)  # zarr pays ~1.5 ms per chunk written
+    chunk = chunk or (n if n <= 64 else 128)  # fewer, larger chunks: zarr pays per chunk
     p = FlowParameters(seed=seed)
     t0, times = _times(start, days, step_hours)
     dims = ("face", "y", "x")

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from screamcast.data.store import with_retries
+from screamcast.data.remote import with_retries
 from screamcast.grid.cubed_sphere import CubedSphereGrid
 from screamcast.grid.regrid import NearestMap, latlon_points, nearest_map, regular_spacing_deg
 

@@ -37,7 +37,7 @@ def resolve_precision(precision: str, device: torch.device | str) -> str:
 def inference_network(pipeline: Pipeline, device: torch.device, channels_last: bool) -> Pipeline:
     """``pipeline`` (moved, in place) on ``device`` in eval mode; ``channels_last``: NHWC
     convolution weights, which the activations follow. That is what tensor-core convolutions
-    want, and on CPU too the forwards are faster (fp32 18-36%, bf16 autocast ~8x)."""
+    want; inference on CPU is faster with it too (measured in docs/rollout.md)."""
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     return pipeline.to(device, memory_format=fmt).eval()
 

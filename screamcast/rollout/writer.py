@@ -30,7 +30,8 @@ class OutputExistsError(FileExistsError):
 class RolloutWriter:
     """Arrays are created once for all ``times`` (NaN until written); each step writes its
     slice with plain zarr (one chunk per face and variable) and then bumps ``complete_steps``:
-    about 10x cheaper per step than an xarray append, and a torn step is simply not counted."""
+    much cheaper per step than an xarray append (docs/performance.md, rollout step), and a
+    torn step is simply not counted."""
 
     def __init__(
         self,
@@ -56,8 +57,8 @@ class RolloutWriter:
         n, T = self.grid.n, len(self.times)
         group = zarr.open_group(self.path, mode="w-")
         dims = ["time", "face", "y", "x"]
-        # zarr pays ~2 ms per chunk written: small grids keep a whole step of a variable in one
-        # chunk; large ones one face per chunk (a 2048^2 face is 16 MB already)
+        # zarr pays a fixed cost per chunk written: small grids keep a whole step of a variable
+        # in one chunk; large ones one face per chunk (a 2048^2 face is 16 MB already)
         chunks = (1, 6, n, n) if n <= 256 else (1, 1, n, n)
         for v in self.variables:
             arr = group.create_array(

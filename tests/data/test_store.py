@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from screamcast.data import remote
 from screamcast.data import store as st
 from screamcast.grid import CubedSphereGrid
 from tests.conftest import free_port
@@ -141,7 +142,7 @@ def test_retries_transient_errors_only():
             raise ConnectionError("reset by peer")
         return "ok"
 
-    assert st.with_retries(flaky, "x", retries=3, backoff=0.01) == "ok" and len(calls) == 3
+    assert remote.with_retries(flaky, "x", retries=3, backoff=0.01) == "ok" and len(calls) == 3
     calls.clear()
 
     def broken():
@@ -149,20 +150,20 @@ def test_retries_transient_errors_only():
         raise KeyError("not transient")
 
     with pytest.raises(KeyError):
-        st.with_retries(broken, "x", retries=3, backoff=0.01)
+        remote.with_retries(broken, "x", retries=3, backoff=0.01)
     assert len(calls) == 1
 
     def down():
         raise ConnectionError("refused")
 
     with pytest.raises(ConnectionError) as err:
-        st.with_retries(down, "s3://b/k", retries=2, backoff=0.01)
+        remote.with_retries(down, "s3://b/k", retries=2, backoff=0.01)
     assert "s3://b/k: still failing after 2 retries" in err.value.__notes__[0]
     # what s3fs raises once its own retries are spent: 503 SlowDown -> EBUSY, 500 -> EREMOTEIO
-    assert st._transient(OSError(errno.EBUSY, "Please reduce your request rate."))
-    assert st._transient(OSError(121, "We encountered an internal error. Please try again."))
-    assert not st._transient(FileNotFoundError(errno.ENOENT, "s3://b/k/zarr.json"))
-    assert not st._transient(PermissionError(errno.EACCES, "Forbidden"))
+    assert remote._transient(OSError(errno.EBUSY, "Please reduce your request rate."))
+    assert remote._transient(OSError(121, "We encountered an internal error. Please try again."))
+    assert not remote._transient(FileNotFoundError(errno.ENOENT, "s3://b/k/zarr.json"))
+    assert not remote._transient(PermissionError(errno.EACCES, "Forbidden"))
 
 
 # ----------------------------------------------------------------------------- S3

@@ -156,10 +156,13 @@ def test_the_next_reference_time_is_read_in_the_background(tiny_reference, tmp_p
 def test_a_throttled_s3_reference_is_read_again(flaky_s3, small_store, monkeypatch):
     """The reference of a long rollout on S3: reads that botocore gives up on (503 SlowDown) are
     retried with backoff, and the targets equal the local store's."""
+    from screamcast.data import remote
     from screamcast.data import store as st
 
-    monkeypatch.setattr(st.time, "sleep", lambda s: None)  # the backoff, not the retries, skipped
-    proxy, options = flaky_s3("/u/c/", failures=7)
+    monkeypatch.setattr(
+        remote.time, "sleep", lambda s: None
+    )  # the backoff, not the retries, skipped
+    proxy, options = flaky_s3("/u/c/0/0/", failures=7)  # one chunk: 7 refusals, then data
     # botocore: 2 tries per read, then ours (4 reads): 8 >= 7 refusals
     options |= {"config_kwargs": {"retries": {"mode": "standard", "max_attempts": 2}}}
     given = copy.deepcopy(options)
@@ -169,7 +172,7 @@ def test_a_throttled_s3_reference_is_read_again(flaky_s3, small_store, monkeypat
     nudge_remote, nudge_local = Nudger(remote, **kw), Nudger(local, **kw)
     for time in local["time"].values[:2]:
         np.testing.assert_array_equal(nudge_remote.target(time), nudge_local.target(time))
-    assert proxy.refused >= 7 and options == given  # the caller's options are left alone
+    assert proxy.refused == 7 and options == given  # the caller's options are left alone
 
 
 def test_writer_appends_and_recovers_from_a_torn_step(tmp_path):
