@@ -177,43 +177,20 @@ def write_store(
     if path.exists():
         raise FileExistsError(f"{path} already exists; remove it or choose another path")
     fine = CubedSphereGrid(n * coarsen)
-    grid = CubedSphereGrid(n)
-    chunk = chunk or (n if n <= 64 else 128)  # fewer, larger chunks: zarr pays per chunk
     p = FlowParameters(seed=seed)
     t0, times = _times(start, days, step_hours)
-    dims = ("face", "y", "x")
-    coords = {
-        "lat": (dims, grid.lat, {"units": "degrees_north", "standard_name": "latitude"}),
-        "lon": (dims, grid.lon, {"units": "degrees_east", "standard_name": "longitude"}),
-    }
-    statics = static_fields(fine.lat, fine.lon)
+    chunk = chunk or (n if n <= 64 else 128)  # fewer, larger chunks: zarr pays per chunk
     chunks = (time_chunk, 1, min(chunk, n), min(chunk, n))
     block = max(block // time_chunk, 1) * time_chunk  # appends stay chunk-aligned
     consolidated = zarr_format == 2  # consolidated metadata is not part of zarr v3
     for b0 in range(0, len(times), block):
         tb = times[b0 : b0 + block]
         fields = [evaluate(p, t, t0, fine.lat, fine.lon) for t in tb]
-        data_vars = {
-            name: (
-                ("time", *dims),
-                _block_mean(np.stack([f[name] for f in fields]), coarsen).astype(np.float32),
-                _attrs(name),
-            )
-            for name in PROGNOSTIC + DIAGNOSTIC
-        }
-        ds = xr.Dataset(data_vars, coords=coords | {"time": ("time", tb)})
+        ds = _time_block(fields, tb, CubedSphereGrid(n), coarsen)
+        # every block carries the attrs: an append replaces the store's attrs with its own
+        ds.attrs = _store_attrs(n, coarsen, seed)
         if b0 == 0:
-            for name in STATIC:
-                ds[name] = (dims, _block_mean(statics[name], coarsen).astype(np.float32))
-                ds[name].attrs = _attrs(name)
-            ds.attrs = {
-                "title": "screamcast analytic flows (exact truth)",
-                "source": f"screamcast {__version__} screamcast.data.synthetic",
-                "grid": f"equiangular cubed sphere, n={n}, HOMME face order",
-                "seed": seed,
-                "coarsened_from": n * coarsen,
-                "Conventions": "CF-1.8",
-            }
+            ds = _with_statics(ds, fine, coarsen)
             encoding = {name: {"chunks": chunks} for name in PROGNOSTIC + DIAGNOSTIC}
             encoding |= {name: {"chunks": chunks[1:]} for name in STATIC}
             # exact integer counts (a 20-min step is not a whole number of float hours)
@@ -228,6 +205,47 @@ def write_store(
         else:
             ds.drop_vars(["lat", "lon"]).to_zarr(path, append_dim="time", consolidated=consolidated)
     return path
+
+
+DIMS = ("face", "y", "x")
+
+
+def _time_block(fields: list[dict], times, grid: CubedSphereGrid, coarsen: int) -> xr.Dataset:
+    """The time-dependent variables of ``fields`` (one dict per time), block-averaged."""
+    data_vars = {
+        name: (
+            ("time", *DIMS),
+            _block_mean(np.stack([f[name] for f in fields]), coarsen).astype(np.float32),
+            _attrs(name),
+        )
+        for name in PROGNOSTIC + DIAGNOSTIC
+    }
+    coords = {
+        "lat": (DIMS, grid.lat, {"units": "degrees_north", "standard_name": "latitude"}),
+        "lon": (DIMS, grid.lon, {"units": "degrees_east", "standard_name": "longitude"}),
+        "time": ("time", times),
+    }
+    return xr.Dataset(data_vars, coords=coords)
+
+
+def _with_statics(ds: xr.Dataset, fine: CubedSphereGrid, coarsen: int) -> xr.Dataset:
+    """The first block also carries the static fields."""
+    statics = static_fields(fine.lat, fine.lon)
+    for name in STATIC:
+        ds[name] = (DIMS, _block_mean(statics[name], coarsen).astype(np.float32))
+        ds[name].attrs = _attrs(name)
+    return ds
+
+
+def _store_attrs(n: int, coarsen: int, seed: int) -> dict:
+    return {
+        "title": "screamcast analytic flows (exact truth)",
+        "source": f"screamcast {__version__} screamcast.data.synthetic",
+        "grid": f"equiangular cubed sphere, n={n}, HOMME face order",
+        "seed": seed,
+        "coarsened_from": n * coarsen,
+        "Conventions": "CF-1.8",
+    }
 
 
 def write_latlon_reference(

@@ -54,19 +54,8 @@ class Nudger:
         self.map: NearestMap | None = None
         self.factor = 1
         if "lat" in reference.dims and "lon" in reference.dims:  # a regular lat-lon grid
-            lat1, lon1 = reference["lat"].values, reference["lon"].values
             self._grid = CubedSphereGrid(n)  # its cell areas weight the group means too
-            limit = regular_spacing_deg(lat1, lon1)
-            self.map = nearest_map(self._grid, *latlon_points(lat1, lon1), limit)
-            if partial not in ("nudge", "refuse"):
-                raise NudgingError(f"partial must be 'nudge' or 'refuse', got {partial!r}")
-            uncovered = 1.0 - self.map.covered_fraction
-            if partial == "refuse" and uncovered > 1e-9:
-                raise NudgingError(
-                    f"{name} covers {100 * (1 - uncovered):.1f}% of the globe (lat "
-                    f"{lat1.min():g} to {lat1.max():g}, lon {lon1.min():g} to {lon1.max():g}); "
-                    "a global reference is required"
-                )
+            self.map = self._latlon_map(reference, name, partial)
             self._groups: dict[tuple, tuple[torch.Tensor, ...]] = {}
         else:
             n_ref = reference.sizes["y"]
@@ -81,6 +70,22 @@ class Nudger:
         self._cache: dict[int, np.ndarray] = {}
         self._pending: dict[int, Future] = {}  # the next time index, being read
         self._reader: ThreadPoolExecutor | None = None
+
+    def _latlon_map(self, reference: xr.Dataset, name: str, partial: str) -> NearestMap:
+        """Nearest reference point of every cube cell, and which cells its domain covers."""
+        lat1, lon1 = reference["lat"].values, reference["lon"].values
+        limit = regular_spacing_deg(lat1, lon1)
+        nearest = nearest_map(self._grid, *latlon_points(lat1, lon1), limit)
+        if partial not in ("nudge", "refuse"):
+            raise NudgingError(f"partial must be 'nudge' or 'refuse', got {partial!r}")
+        covered = nearest.covered_fraction
+        if partial == "refuse" and covered < 1.0 - 1e-9:
+            raise NudgingError(
+                f"{name} covers {100 * covered:.1f}% of the globe (lat {lat1.min():g} to "
+                f"{lat1.max():g}, lon {lon1.min():g} to {lon1.max():g}); "
+                "a global reference is required"
+            )
+        return nearest
 
     @property
     def projection(self) -> str:

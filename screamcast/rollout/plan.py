@@ -197,14 +197,7 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
     prog, diag, static = list(names.prognostic), list(names.diagnostic), list(names.static)
     n = desc.grid.n
     ds = open_store(o.data, o.storage_options, prog, static, n, assume_grid=o.assume_grid)
-    times, dt = ds["time"].values, time_step(ds)
-    trained = desc.time_step_minutes
-    step_min = float(dt / np.timedelta64(1, "m"))
-    if trained is not None and abs(trained - step_min) > 1e-6:
-        raise RolloutError(
-            f"{o.data} has a {step_min:g} min time step; "
-            f"the checkpoint was trained at {trained:g} min"
-        )
+    times, dt = ds["time"].values, _time_step(ds, desc, o.data)
     i0 = _start_index(times, o.start, o.data)
     out_times = times[i0] + np.arange(o.steps + 1) * dt
     var_attrs = {v: dict(ds[v].attrs) for v in prog + diag if v in ds}
@@ -219,6 +212,7 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
         if nudger is not None:
             nudger.close()
         raise
+    grid = CubedSphereGrid(n)
     return RolloutPlan(
         o,
         ckpt,
@@ -227,7 +221,7 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
         diag,
         static,
         ds,
-        CubedSphereGrid(n),
+        grid,
         out_times,
         dt,
         nudger,
@@ -238,6 +232,18 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
         initial,
         static_fields,
     )
+
+
+def _time_step(ds: xr.Dataset, desc: fmt.ModelDescription, name: str) -> np.timedelta64:
+    """The store's step, which must be the one the checkpoint was trained at."""
+    dt = time_step(ds)
+    trained, step_min = desc.time_step_minutes, float(dt / np.timedelta64(1, "m"))
+    if trained is not None and abs(trained - step_min) > 1e-6:
+        raise RolloutError(
+            f"{name} has a {step_min:g} min time step; "
+            f"the checkpoint was trained at {trained:g} min"
+        )
+    return dt
 
 
 def _initial_state(ds, prog, diag, i0: int, n: int, name: str) -> np.ndarray:

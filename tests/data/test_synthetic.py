@@ -153,3 +153,14 @@ def test_cli(tmp_path):
     assert out.returncode == 0, out.stderr
     assert xr.open_zarr(tmp_path / "r.zarr").sizes["y"] == 4
     assert dict(xr.open_zarr(tmp_path / "ll.zarr").sizes) == {"time": 3, "lat": 36, "lon": 72}
+
+
+def test_a_store_written_in_several_blocks_keeps_its_attrs(tmp_path):
+    """Each append replaced the store's attrs with the block's (none): the demo store (14 days
+    in blocks of 24 times) had lost its title, grid and seed."""
+    import zarr
+
+    path = syn.write_store(tmp_path / "b.zarr", 8, days=0.5, step_hours=3, block=2)
+    attrs = dict(zarr.open_group(path).attrs)
+    assert attrs["grid"].startswith("equiangular cubed sphere, n=8") and attrs["seed"] == 0
+    assert xr.open_zarr(path).sizes["time"] == 5
