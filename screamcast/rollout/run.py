@@ -34,12 +34,12 @@ def run_rollout(o: RolloutOptions) -> dict:
     """Run (or resume) a rollout; returns a summary with the per-step metrics if truth exists."""
     plan = plan_rollout(o)
     try:
-        rank, world = _distributed()
+        rank, world, device = _ranks(o.device)
         if rank != 0:
-            _steps(plan, None, rank, world)
+            _steps(plan, None, rank, world, device)
             return {"output": str(plan.output), "steps": o.steps, "attrs": plan.attrs}
         with FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True):
-            _execute(plan, rank, world)
+            _execute(plan, rank, world, device)
     finally:
         if plan.nudger is not None:
             plan.nudger.close()
@@ -50,7 +50,7 @@ def run_rollout(o: RolloutOptions) -> dict:
     return summary
 
 
-def _execute(plan: RolloutPlan, rank: int, world: int) -> None:
+def _execute(plan: RolloutPlan, rank: int, world: int, device: str) -> None:
     """Rank 0 under the output's lock: create / replace in the staging directory, or resume."""
     action = out.check_existing(plan.output, plan.options.resume, plan.options.overwrite)
     writer = RolloutWriter(
@@ -58,7 +58,7 @@ def _execute(plan: RolloutPlan, rank: int, world: int) -> None:
     )
     if action == "resume":  # checked again under the lock: the output may have moved on
         out.check_resume_settings(plan.output, plan.attrs)
-        _steps(plan, writer, rank, world)
+        _steps(plan, writer, rank, world, device)
         return
     out.discard_staging(plan.output)  # a killed run's leftovers
     staging = out.staging_path(plan.output)
@@ -70,7 +70,7 @@ def _execute(plan: RolloutPlan, rank: int, world: int) -> None:
             writer.close()
             out.publish(staging, plan.output)
             writer.path = plan.output
-        _steps(plan, writer, rank, world)
+        _steps(plan, writer, rank, world, device)
         if action == "replace":  # the old output stays until the new one is complete
             out.publish(staging, plan.output)
     except BaseException:
@@ -80,7 +80,9 @@ def _execute(plan: RolloutPlan, rank: int, world: int) -> None:
         raise
 
 
-def _steps(plan: RolloutPlan, writer: RolloutWriter | None, rank: int, world: int) -> None:
+def _steps(
+    plan: RolloutPlan, writer: RolloutWriter | None, rank: int, world: int, device: str
+) -> None:
     """Step from the last complete step (or the start) to the end; ``writer`` on rank 0."""
     o, C = plan.options, len(plan.prog)
     if plan.action == "resume":
@@ -99,7 +101,7 @@ def _steps(plan: RolloutPlan, writer: RolloutWriter | None, rank: int, world: in
     pipeline.load_state_dict(plan.checkpoint.weights)
     layout = TileLayout(plan.grid, desc.grid.tile, desc.grid.halo)
     config = StepperConfig(
-        o.reassembly, o.device, o.batch_size, o.precision, o.channels_last, rank, world
+        o.reassembly, device, o.batch_size, o.precision, o.channels_last, rank, world
     )
     stepper = GlobalStepper(pipeline, layout, plan.static_fields, config)
     bar = _bar(o, k0) if writer is not None else None
@@ -137,15 +139,22 @@ def _check_state(y: torch.Tensor, names: list[str], k: int, t, output) -> None:
     )
 
 
-def _distributed() -> tuple[int, int]:
-    """torchrun-style ranks (WORLD_SIZE > 1): initialise gloo/nccl once."""
+def _ranks(device: str) -> tuple[int, int, str]:
+    """``(rank, world, device)``. Several ranks (started by torchrun: WORLD_SIZE > 1) are set
+    up as training sets them up, by Lightning Fabric: the process group (gloo on CPU, nccl on
+    CUDA) and each rank's own device (``cuda:<local rank>``, not every rank on ``cuda:0``)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world == 1:
-        return 0, 1
-    if not torch.distributed.is_initialized():
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-        torch.distributed.init_process_group(backend)
-    return torch.distributed.get_rank(), world
+        return 0, 1, device
+    from lightning.fabric import Fabric
+
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    accelerator = "cuda" if torch.device(device).type == "cuda" else "cpu"
+    fabric = Fabric(
+        accelerator=accelerator, devices=local, num_nodes=world // local, strategy="ddp"
+    )
+    fabric.launch()
+    return fabric.global_rank, fabric.world_size, str(fabric.device)
 
 
 def _bar(o: RolloutOptions, k0: int):
