@@ -138,7 +138,8 @@ def _plain_state(obj: Any) -> Any:
     return obj
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or link in ``directory`` durable."""
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -268,7 +269,7 @@ def _save_rank0(path: Path, state: Any, best: bool, keep_as: tuple[str, ...]) ->
         for name in keep_as:
             _link_atomically(tmp, directory / name)
         os.replace(tmp, path)
-        _fsync_dir(directory)
+        fsync_dir(directory)
     except BaseException as err:
         _unlink_quietly(tmp)
         if isinstance(err, OSError):

@@ -70,6 +70,21 @@ def open_store(
     return ds
 
 
+def open_configured(data, retries: int = 3) -> xr.Dataset:
+    """The store a :class:`~screamcast.config.DataConfig` names, opened and validated for its
+    variables, face size and grid."""
+    variables = list(data.prognostic) + list(data.diagnostic)
+    return open_store(
+        data.url,
+        data.storage_options,
+        variables,
+        list(data.static),
+        data.n,
+        retries,
+        assume_grid=data.assume_grid,
+    )
+
+
 def validate(
     ds: xr.Dataset,
     name: str,

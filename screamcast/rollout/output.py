@@ -24,6 +24,8 @@ import os
 import shutil
 from pathlib import Path
 
+from screamcast.checkpoint_io import fsync_dir
+
 TITLE = "screamcast nudged rollout"
 # Output attrs that must match for a resume to continue the same rollout.
 RESUME_KEYS = (
@@ -204,12 +206,4 @@ def publish(staging: Path, path: Path) -> None:
         os.rename(path, aside)
         os.rename(staging, path)
         shutil.rmtree(aside)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dir(path.parent)

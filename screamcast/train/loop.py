@@ -24,7 +24,7 @@ from screamcast import checkpoint_io as cio
 from screamcast.config import TrainConfig, check_schema
 from screamcast.data.dataset import CropDataset, time_range
 from screamcast.data.stats import Stats, compute_stats
-from screamcast.data.store import open_store, time_step
+from screamcast.data.store import open_configured, time_step
 from screamcast.file_lock import FileLock
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
@@ -151,14 +151,7 @@ class Trainer:
         self.fabric, self.cfg, self.run_dir = fabric, cfg, run_dir
         self.rank0 = fabric.global_rank == 0
         d = cfg.data
-        self.ds = open_store(
-            d.url,
-            d.storage_options,
-            d.prognostic + d.diagnostic,
-            d.static,
-            d.n,
-            assume_grid=d.assume_grid,
-        )
+        self.ds = open_configured(d)
         self.dt_minutes = float(time_step(self.ds) / np.timedelta64(1, "m"))
         self.resumed_from = cio.choose_resume_checkpoint(run_dir, fabric)
         self.step, self.samples, self.best = 0, 0, float("inf")

@@ -19,7 +19,7 @@ from screamcast import checkpoint_format as fmt
 from screamcast.config import TrainConfig, register
 from screamcast.data.dataset import CropDataset
 from screamcast.data.stats import Stats
-from screamcast.data.store import open_store
+from screamcast.data.store import open_configured
 from screamcast.grid import CubedSphereGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
 
@@ -32,14 +32,7 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     pipeline = build_pipeline(cfg, Stats.from_dict(ckpt.description.stats))
     pipeline.load_state_dict(ckpt.weights)
     d = cfg.data
-    ds = open_store(
-        d.url,
-        d.storage_options,
-        d.prognostic + d.diagnostic,
-        d.static,
-        d.n,
-        assume_grid=d.assume_grid,
-    )
+    ds = open_configured(d)
     layout = TileLayout(CubedSphereGrid(d.n), d.tile, d.halo)
     valid = CropDataset.from_config(d, "valid", layout, ds["time"].values, seed=cfg.seed)
     batch = next(iter(torch.utils.data.DataLoader(valid, batch_size=d.valid_samples)))

@@ -146,6 +146,12 @@ def test_s3_samples_equal_local_samples(s3, small_store):
             torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
 
 
+def small_s3_crops(layout, options, **kw) -> CropDataset:
+    return CropDataset(
+        "s3://data/small.zarr", layout, PROG, DIAG, STATIC, storage_options=options, **kw
+    )
+
+
 @pytest.mark.s3
 def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
     """503 SlowDown on real HTTP between s3fs and the server: botocore retries each request
@@ -171,15 +177,7 @@ def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
 
     proxy, options = flaky_s3("/tracer/c/", failures=None)  # tracer never answers
     options |= two_tries
-    remote = CropDataset(
-        "s3://data/small.zarr",
-        layout,
-        PROG,
-        DIAG,
-        STATIC,
-        storage_options=options,
-        **kw | dict(retries=1),
-    )
+    remote = small_s3_crops(layout, options, **kw | dict(retries=1))
     with pytest.raises(OSError, match="reduce your request rate") as err:
         remote[0]
     notes = "\n".join(err.value.__notes__)
@@ -218,19 +216,8 @@ def test_a_silent_endpoint_fails_a_read_in_bounded_time(flaky_s3, small_store, c
     layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
     proxy, options = flaky_s3("/u/c/", failures=None, freeze=True)
     options |= {"config_kwargs": {"read_timeout": 1, "connect_timeout": 1}}
-    remote = CropDataset(
-        "s3://data/small.zarr",
-        layout,
-        PROG,
-        DIAG,
-        STATIC,
-        storage_options=options,
-        crop=6,
-        steps=1,
-        samples=2,
-        seed=1,
-        backoff=0.01,
-        retries=1,
+    remote = small_s3_crops(
+        layout, options, crop=6, steps=1, samples=2, seed=1, backoff=0.01, retries=1
     )
     t0 = time.monotonic()
     with caplog.at_level("WARNING"), pytest.raises(Exception) as err:

@@ -6,12 +6,9 @@ Each test here reproduces a data loss or silent wrong result found by hostile us
 and fails on the code before the fix.
 """
 
-import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -20,7 +17,7 @@ import zarr
 
 from screamcast.rollout import output as out
 
-from .test_run_nudged import SCRIPT, args, cli, open_out
+from .test_run_nudged import args, cli, kill_after_steps, open_out
 
 
 def snapshot(path):
@@ -86,24 +83,10 @@ def test_overwrite_keeps_the_old_output_until_the_new_one_is_complete(
 
 def test_a_killed_replacement_leaves_the_old_output(tiny_checkpoint, tiny_store, finished):
     before = snapshot(finished)
-    cmd = [
-        sys.executable,
-        str(SCRIPT),
-        *args(tiny_checkpoint, tiny_store, finished, "--overwrite", steps=40),
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     staging = out.staging_path(finished)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if zarr.open_group(staging, mode="r").attrs.get("complete_steps", 0) >= 3:
-                os.kill(proc.pid, signal.SIGKILL)
-                break
-        except Exception:
-            pass
-        time.sleep(0.01)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the rollout finished before it could be killed"
+    kill_after_steps(
+        args(tiny_checkpoint, tiny_store, finished, "--overwrite", steps=40), staging, 3
+    )
     assert snapshot(finished) == before and staging.exists()
     # the lock went with the process; the next --overwrite clears the leftovers and replaces
     assert cli.main(args(tiny_checkpoint, tiny_store, finished, "--overwrite", steps=3)) == 0

@@ -160,12 +160,23 @@ def test_resume_after_sigkill_equals_an_uninterrupted_rollout(
         cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "whole.zarr", *common, steps=16)) == 0
     )
     cut = tmp_path / "cut.zarr"
-    cmd = [sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, cut, *common, steps=16)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_after_steps(args(tiny_checkpoint, tiny_store, cut, *common, steps=16), cut, 3)
+    assert cli.main(args(tiny_checkpoint, tiny_store, cut, *common, "--resume", steps=16)) == 0
+    a, b = open_out(tmp_path / "whole.zarr"), open_out(cut)
+    assert b.sizes["time"] == 17 and "resumed after step" in b.attrs["history"]
+    for v in PROG + ["precip"]:
+        np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
+
+
+def kill_after_steps(argv: list[str], watched: Path, steps: int) -> None:
+    """Run the CLI in a subprocess and SIGKILL it once ``watched`` holds ``steps`` steps."""
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         try:
-            if zarr.open_group(cut, mode="r").attrs.get("complete_steps", 0) >= 3:
+            if zarr.open_group(watched, mode="r").attrs.get("complete_steps", 0) >= steps:
                 os.kill(proc.pid, signal.SIGKILL)
                 break
         except Exception:
@@ -173,11 +184,6 @@ def test_resume_after_sigkill_equals_an_uninterrupted_rollout(
         time.sleep(0.01)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the rollout finished before it could be killed"
-    assert cli.main(args(tiny_checkpoint, tiny_store, cut, *common, "--resume", steps=16)) == 0
-    a, b = open_out(tmp_path / "whole.zarr"), open_out(cut)
-    assert b.sizes["time"] == 17 and "resumed after step" in b.attrs["history"]
-    for v in PROG + ["precip"]:
-        np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
 
 
 def _mean_rmse(path, variables):
