@@ -23,7 +23,8 @@ def main(cfg: DictConfig) -> None:
     try:
         train(cfg)
     except (ValueError, LockedError, CheckpointError) as err:  # bad input: no traceback
-        print(f"error: {err}", file=sys.stderr)
+        message = str(err).replace("(assume_grid)", "(data.assume_grid=true)")
+        print(f"error: {message}", file=sys.stderr)
         sys.exit(2)
 
 

@@ -133,7 +133,7 @@ def _check_grid(ds: xr.Dataset, name: str, assume_grid: bool) -> None:
         raise StoreError(
             f"store {name} has no 'lat' and 'lon' coordinates (face, y, x), so its grid and "
             "face order cannot be checked: add them, or declare that it is on the configured "
-            "grid (data.assume_grid=true in training, --assume-grid in the rollout)"
+            "grid (assume_grid)"
         )
     grid = CubedSphereGrid(ds.sizes["y"])
     xyz = latlon_to_xyz(ds["lat"].values.astype(float), ds["lon"].values.astype(float))

@@ -122,6 +122,7 @@ FLAG_WORDS = [
         "--halo-adjoint-cross-face requires --halo-adjoint",
     ),
     (r"^resume and overwrite exclude", "--resume and --overwrite exclude"),
+    (r"\(assume_grid\)", "(--assume-grid)"),
     (
         r"resume it to continue, overwrite it to replace it",
         "pass --resume to continue it or --overwrite to replace it",

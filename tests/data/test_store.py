@@ -91,7 +91,7 @@ BAD = [
     (
         lambda p: write(p / "a.zarr", coords=False),
         {"variables": ["u"]},
-        r"has no 'lat' and 'lon' coordinates .* \(data.assume_grid=true in training",
+        r"has no 'lat' and 'lon' coordinates .* configured grid \(assume_grid\)",
     ),
 ]
 

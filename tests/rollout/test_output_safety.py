@@ -284,3 +284,14 @@ def test_resume_of_an_older_output_checks_its_length(tiny_checkpoint, tiny_store
     meta.write_text(json.dumps(doc))
     assert cli.main(args(tiny_checkpoint, tiny_store, finished, "--resume", steps=4)) == 2
     assert "steps: output has 2, this run 4" in capsys.readouterr().err
+
+
+def test_a_store_without_coordinates_needs_assume_grid(tiny_checkpoint, tiny_store, tmp_path,
+                                                       capsys):  # fmt: skip
+    """A store without lat/lon passed unchecked; now the CLI asks for --assume-grid."""
+    bare = tmp_path / "bare.zarr"
+    xr.open_zarr(tiny_store).drop_vars(["lat", "lon"]).to_zarr(bare)
+    assert cli.main(args(tiny_checkpoint, bare, tmp_path / "o.zarr", steps=1)) == 2
+    assert "configured grid (--assume-grid)" in capsys.readouterr().err
+    argv = args(tiny_checkpoint, bare, tmp_path / "o.zarr", "--assume-grid", steps=1)
+    assert cli.main(argv) == 0
