@@ -163,7 +163,7 @@ def write_table() -> None:
     ]
     for path in sorted(RESULTS.glob("*.json")):
         data = json.loads(path.read_text())
-        for r in data["results"]:
+        for r in data.get("results", []):  # gpu_check_*.json: its own tables (scaling_doc)
             rows.append(
                 f"| {r['benchmark']} | {r['case']} | {r['ratio']:.2f}x | <= {r['target']:.3g}x "
                 f"| {'yes' if r['met'] else '**no**'} | {r['candidate_s'] * 1e3:.2f} ms "
