@@ -28,7 +28,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="store to nudge toward: a cubed sphere whose face size "
         "divides the model's, or a regular (time, lat, lon) grid",
     )
-    p.add_argument("--output", help="zarr store to write (must not exist)")
+    p.add_argument(
+        "--output",
+        help="local zarr store to write (must not exist, unless --resume/--overwrite); never "
+        "an input, inside one or containing one; locked for the run",
+    )
     p.add_argument("--start", help="initial time, e.g. 2020-01-13T00:00 (default: first)")
     p.add_argument("--steps", type=int, default=24)
     p.add_argument(
@@ -72,8 +76,17 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="the network's convolutions in NHWC memory layout (faster on GPU and "
         "CPU; --no-channels-last for the plain NCHW layout)",
     )
-    p.add_argument("--resume", action="store_true", help="continue an interrupted output")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted rollout output (refused if its settings differ)",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing rollout output (only one this script wrote); the old one "
+        "is kept until the new one is complete",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.add_argument(
         "--config",
