@@ -9,48 +9,52 @@ How the output is created, replaced and resumed without ever losing a user's dat
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+import xarray as xr
 
 from screamcast.data.stats import Stats
+from screamcast.evaluate import StepSkill
 from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
-from screamcast.metrics import area_weighted_bias, area_weighted_rmse
 from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout import output as out
 from screamcast.rollout.plan import RolloutError, RolloutOptions, RolloutPlan, plan_rollout
 from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 from screamcast.rollout.writer import RolloutWriter
 
-__all__ = ["RolloutError", "RolloutOptions", "run_rollout", "write_metrics"]
+__all__ = ["RolloutError", "RolloutOptions", "run_rollout"]
 
 
 def run_rollout(o: RolloutOptions) -> dict:
     """Run (or resume) a rollout; returns a summary with the per-step metrics if truth exists."""
     plan = plan_rollout(o)
+    summary = {"output": str(plan.output), "steps": o.steps, "attrs": plan.attrs}
     try:
         rank, world, device = _ranks(o.device)
         if rank != 0:
             _steps(plan, None, rank, world, device)
-            return {"output": str(plan.output), "steps": o.steps, "attrs": plan.attrs}
+            return summary
+        # scored while it runs, one step in memory, when the store holds the truth
+        variables = plan.prog + plan.diag
+        skill = StepSkill.covering(plan.ds, variables, plan.out_times, plan.grid.area)
         with FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True):
-            _execute(plan, rank, world, device)
+            _execute(plan, rank, world, device, skill)
     finally:
         if plan.nudger is not None:
             plan.nudger.close()
-    summary = {"output": str(plan.output), "steps": o.steps, "attrs": plan.attrs}
-    summary["metrics"] = write_metrics(
-        plan.output, plan.ds, plan.prog + plan.diag, plan.out_times, plan.grid
-    )
+    base = Path(str(plan.output).removesuffix(".zarr"))
+    summary["metrics"] = skill.write(base) if skill is not None else None
     return summary
 
 
-def _execute(plan: RolloutPlan, rank: int, world: int, device: str) -> None:
+def _execute(
+    plan: RolloutPlan, rank: int, world: int, device: str, skill: StepSkill | None
+) -> None:
     """Rank 0 under the output's lock: create / replace in the staging directory, or resume."""
     action = out.check_existing(plan.output, plan.options.resume, plan.options.overwrite)
     writer = RolloutWriter(
@@ -58,7 +62,7 @@ def _execute(plan: RolloutPlan, rank: int, world: int, device: str) -> None:
     )
     if action == "resume":  # checked again under the lock: the output may have moved on
         out.check_resume_settings(plan.output, plan.attrs)
-        _steps(plan, writer, rank, world, device)
+        _steps(plan, writer, rank, world, device, skill)
         return
     out.discard_staging(plan.output)  # a killed run's leftovers
     staging = out.staging_path(plan.output)
@@ -70,7 +74,7 @@ def _execute(plan: RolloutPlan, rank: int, world: int, device: str) -> None:
             writer.close()
             out.publish(staging, plan.output)
             writer.path = plan.output
-        _steps(plan, writer, rank, world, device)
+        _steps(plan, writer, rank, world, device, skill)
         if action == "replace":  # the old output stays until the new one is complete
             out.publish(staging, plan.output)
     except BaseException:
@@ -80,30 +84,50 @@ def _execute(plan: RolloutPlan, rank: int, world: int, device: str) -> None:
         raise
 
 
-def _steps(
-    plan: RolloutPlan, writer: RolloutWriter | None, rank: int, world: int, device: str
-) -> None:
-    """Step from the last complete step (or the start) to the end; ``writer`` on rank 0."""
-    o, C = plan.options, len(plan.prog)
-    if plan.action == "resume":
-        reader = writer or RolloutWriter(
-            plan.output, plan.prog + plan.diag, {}, plan.grid, {}, plan.out_times
-        )
-        done, last_time, fields = reader.recover()
-        if writer is not None:
-            writer.note_resume(done, plan.attrs["command"])
-        k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
-        x = torch.as_tensor(fields[:C])
-    else:
-        k0, x = 0, torch.as_tensor(plan.initial[:C])
-    desc = plan.checkpoint.description
+def _start(
+    plan: RolloutPlan, writer: RolloutWriter | None, skill: StepSkill | None
+) -> tuple[int, torch.Tensor]:
+    """The step to continue from and its prognostic state; the steps already there scored."""
+    C = len(plan.prog)
+    if plan.action != "resume":
+        if skill is not None:
+            skill.add(0, plan.initial)
+        return 0, torch.as_tensor(plan.initial[:C])
+    reader = writer or RolloutWriter(
+        plan.output, plan.prog + plan.diag, {}, plan.grid, {}, plan.out_times
+    )
+    done, last_time, fields = reader.recover()
+    if writer is not None:
+        writer.note_resume(done, plan.attrs["command"])
+    k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
+    if skill is not None:  # the steps written before the interruption, one at a time
+        skill.add_from_output(xr.open_zarr(plan.output, consolidated=False), range(k0 + 1))
+    return k0, torch.as_tensor(fields[:C])
+
+
+def _stepper(plan: RolloutPlan, rank: int, world: int, device: str) -> GlobalStepper:
+    o, desc = plan.options, plan.checkpoint.description
     pipeline = build_pipeline(plan.cfg, Stats.from_dict(desc.stats))
     pipeline.load_state_dict(plan.checkpoint.weights)
     layout = TileLayout(plan.grid, desc.grid.tile, desc.grid.halo)
     config = StepperConfig(
         o.reassembly, device, o.batch_size, o.precision, o.channels_last, rank, world
     )
-    stepper = GlobalStepper(pipeline, layout, plan.static_fields, config)
+    return GlobalStepper(pipeline, layout, plan.static_fields, config)
+
+
+def _steps(
+    plan: RolloutPlan,
+    writer: RolloutWriter | None,
+    rank: int,
+    world: int,
+    device: str,
+    skill: StepSkill | None = None,
+) -> None:
+    """Step from the last complete step (or the start) to the end; ``writer`` on rank 0."""
+    o, C = plan.options, len(plan.prog)
+    k0, x = _start(plan, writer, skill)
+    stepper = _stepper(plan, rank, world, device)
     bar = _bar(o, k0) if writer is not None else None
     t_wall, times = time.perf_counter(), plan.out_times
     try:
@@ -116,6 +140,8 @@ def _steps(
             _check_state(y, plan.prog + plan.diag, k + 1, times[k + 1], plan.output)
             if writer is not None:
                 writer.append(times[k + 1], y.numpy())  # written while the next step runs
+            if skill is not None:
+                skill.add(k + 1, y.numpy())
             if bar is not None:
                 bar.update(1)
                 hours = (k + 1 - k0) * plan.dt / np.timedelta64(1, "h")
@@ -163,41 +189,3 @@ def _bar(o: RolloutOptions, k0: int):
     from tqdm import tqdm
 
     return tqdm(total=o.steps, initial=k0, desc="rollout", unit="step", dynamic_ncols=True)
-
-
-def write_metrics(output, truth_ds, variables, out_times, grid) -> dict | None:
-    """Per-step area-weighted RMSE and bias against the store's truth, as CSV and JSON, and a
-    cube-net PNG of the last step. None when the store does not cover the rollout."""
-    import xarray as xr
-
-    from screamcast.plot import plot_prediction
-
-    t = truth_ds["time"].values
-    if out_times[-1] > t[-1] or not np.isin(out_times, t).all():
-        return None
-    pred = xr.open_zarr(output, consolidated=False)
-    truth = truth_ds[variables].sel(time=out_times)
-    area = grid.area
-    rows, table = [], {}
-    ic = truth.isel(time=0)
-    for v in variables:
-        p, tr = pred[v].values, truth[v].values
-        rmse, bias = area_weighted_rmse(p, tr, area), area_weighted_bias(p, tr, area)
-        persistence = area_weighted_rmse(np.broadcast_to(ic[v].values, tr.shape), tr, area)
-        table[v] = {
-            "rmse": rmse.tolist(),
-            "bias": bias.tolist(),
-            "persistence_rmse": persistence.tolist(),
-        }
-        rows += [
-            (k, str(out_times[k]), v, rmse[k], bias[k], persistence[k])
-            for k in range(len(out_times))
-        ]
-    base = Path(str(output).removesuffix(".zarr"))
-    with open(f"{base}_metrics.csv", "w") as f:
-        f.write("step,time,variable,rmse,bias,persistence_rmse\n")
-        f.writelines(f"{k},{tt},{v},{r:.6g},{b:.6g},{p:.6g}\n" for k, tt, v, r, b, p in rows)
-    Path(f"{base}_metrics.json").write_text(json.dumps(table, indent=1))
-    v0 = variables[0]
-    plot_prediction(f"{base}_last_step.png", pred[v0].values[-1], truth[v0].values[-1], v0)
-    return table

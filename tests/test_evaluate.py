@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Skill scored step by step while the rollout runs equals the scores of the finished output."""
+
+import json
+
+import numpy as np
+import xarray as xr
+
+from screamcast.evaluate import StepSkill
+from screamcast.grid import CubedSphereGrid
+from screamcast.metrics import area_weighted_rmse
+from tests.rollout.test_run_nudged import PROG, args, cli, open_out
+
+
+def test_streaming_skill_equals_the_finished_outputs(tiny_checkpoint, tiny_store, tiny_reference,
+                                                     tmp_path):  # fmt: skip
+    out = tmp_path / "r.zarr"
+    nudged = ["--reference", str(tiny_reference), "--halo-adjoint"]
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, *nudged, steps=6)) == 0
+    streamed = json.loads((tmp_path / "r_metrics.json").read_text())
+    output, truth = open_out(out), xr.open_zarr(tiny_store)
+    variables = [*PROG, "precip"]
+    times = output["time"].values
+    area = CubedSphereGrid(16).area
+    offline = StepSkill(truth, variables, times, area)
+    offline.add_from_output(output, range(len(times)))
+    assert offline.table() == streamed  # bit for bit
+    # and the scores are what the whole arrays give (the previous, all-in-memory computation)
+    whole = area_weighted_rmse(output.u.values, truth.u.sel(time=times).values, area)
+    np.testing.assert_array_equal(whole, streamed["u"]["rmse"])
+    assert streamed["u"]["rmse"][0] == 0.0 and streamed["u"]["rmse"][-1] > 0
+
+
+def test_a_resumed_rollout_scores_the_steps_it_did_not_run(tiny_checkpoint, tiny_store, tmp_path):
+    from tests.rollout.test_run_nudged import kill_after_steps
+
+    whole, cut = tmp_path / "whole.zarr", tmp_path / "cut.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, whole, steps=12)) == 0
+    kill_after_steps(args(tiny_checkpoint, tiny_store, cut, steps=12), cut, 4)
+    assert cli.main(args(tiny_checkpoint, tiny_store, cut, "--resume", steps=12)) == 0
+    a = json.loads((tmp_path / "whole_metrics.json").read_text())
+    b = json.loads((tmp_path / "cut_metrics.json").read_text())
+    assert a == b
+
+
+def test_no_scores_without_the_truth(tiny_store):
+    truth = xr.open_zarr(tiny_store)
+    late = truth["time"].values[-1] + np.arange(3) * np.timedelta64(3, "h")
+    assert StepSkill.covering(truth, ["u"], late, CubedSphereGrid(16).area) is None
+    assert StepSkill.covering(truth, ["q"], truth["time"].values[:2], None) is None
