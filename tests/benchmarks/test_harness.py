@@ -28,3 +28,11 @@ def test_halo_benchmark_runs_and_records(tmp_path, monkeypatch):
     assert doc.count("| halo | ") == 3 and harness.BEGIN in doc and harness.END in doc
     harness.record("halo", results[:1], context)  # regenerating replaces, never appends
     assert (tmp_path / "performance.md").read_text().count("| halo | ") == 1
+
+
+def test_rollout_memory_benchmark_runs():
+    """It runs (tiny sizes); no memory figure is asserted here."""
+    from benchmarks import rollout_memory
+
+    report = rollout_memory.main(["--n", "16", "--steps", "2", "4"])
+    assert set(report["peak_rss_mb"]) == {2, 4} and min(report["peak_rss_mb"].values()) > 50

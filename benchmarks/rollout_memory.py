@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Peak memory of a rollout (with its skill scores) against its number of steps.
+
+``python -m benchmarks.rollout_memory [--n 96] [--steps 10 100] [--record]``: an n=96 analytic
+store, a fixed-weight width-8 checkpoint, then one rollout per step count, each in its own
+process, which reports its peak RSS. Memory should be flat in the steps: the output is
+streamed and the skill is scored one step at a time (screamcast/evaluate.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.harness import RESULTS, provenance
+
+RUN = """
+import resource, sys
+from screamcast.rollout.run import RolloutOptions, run_rollout
+run_rollout(RolloutOptions(checkpoint=sys.argv[1], data=sys.argv[2], output=sys.argv[3],
+                           steps=int(sys.argv[4]), progress=False))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def make_inputs(work: Path, n: int, steps: int) -> tuple[Path, Path]:
+    import torch
+    import xarray as xr
+    from omegaconf import OmegaConf
+
+    from screamcast import checkpoint_io as cio
+    from screamcast.config import DataConfig, ModelConfig, TrainConfig
+    from screamcast.data.stats import compute_stats
+    from screamcast.data.synthetic import write_store
+    from screamcast.model.pipeline import build_pipeline
+    from screamcast.train.loop import make_checkpoint
+
+    store = write_store(work / "ic.zarr", n, days=steps / 24, step_hours=1)
+    data = DataConfig(url=str(store), n=n, tile=32, halo=8)
+    cfg = OmegaConf.structured(TrainConfig(data=data, model=ModelConfig(width=8)))
+    variables = list(data.prognostic) + list(data.diagnostic)
+    stats = compute_stats(xr.open_zarr(store, consolidated=False), variables, data.static)
+    torch.manual_seed(0)
+    pipeline = build_pipeline(cfg, stats)
+    opt = torch.optim.AdamW(pipeline.parameters())
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    state = make_checkpoint(cfg, stats, pipeline, opt, sched, 0, 0, float("inf"), 60.0)
+    cio.save_checkpoint_atomic(None, work / "ckpt.pth", state)
+    return work / "ckpt.pth", store
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=96)
+    ap.add_argument("--steps", type=int, nargs="+", default=[10, 100])
+    ap.add_argument("--record", action="store_true", help="benchmarks/results/rollout_memory.json")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        ckpt, store = make_inputs(Path(tmp), a.n, max(a.steps))
+        peak = {}
+        for steps in a.steps:
+            argv_ = [str(ckpt), str(store), str(Path(tmp) / f"o{steps}.zarr"), str(steps)]
+            run = subprocess.run(
+                [sys.executable, "-c", RUN, *argv_], capture_output=True, text=True, check=True
+            )
+            peak[steps] = float(run.stdout.split()[-1])
+    report = {"n": a.n, "peak_rss_mb": peak}
+    print(json.dumps(report))
+    if a.record:
+        payload = {
+            "benchmark": "rollout_memory",
+            "when": time.strftime("%Y-%m-%d %H:%M UTC"),
+            "command": "python -m benchmarks.rollout_memory " + " ".join(argv or sys.argv[1:]),
+            "machine": provenance(),
+            "report": report,
+        }
+        (RESULTS / "rollout_memory.json").write_text(json.dumps(payload, indent=2) + "\n")
+    return report
+
+
+if __name__ == "__main__":
+    main()
