@@ -42,7 +42,8 @@ def make_inputs(work: Path, n: int, steps: int) -> tuple[Path, Path]:
     from screamcast.train.loop import make_checkpoint
 
     store = write_store(work / "ic.zarr", n, days=steps / 24, step_hours=1)
-    data = DataConfig(url=str(store), n=n, tile=32, halo=8)
+    tile = min(32, n // 2)
+    data = DataConfig(url=str(store), n=n, tile=tile, halo=min(8, tile))
     cfg = OmegaConf.structured(TrainConfig(data=data, model=ModelConfig(width=8)))
     variables = list(data.prognostic) + list(data.diagnostic)
     stats = compute_stats(xr.open_zarr(store, consolidated=False), variables, data.static)
@@ -67,8 +68,10 @@ def main(argv: list[str] | None = None) -> dict:
         for steps in a.steps:
             argv_ = [str(ckpt), str(store), str(Path(tmp) / f"o{steps}.zarr"), str(steps)]
             run = subprocess.run(
-                [sys.executable, "-c", RUN, *argv_], capture_output=True, text=True, check=True
+                [sys.executable, "-c", RUN, *argv_], capture_output=True, text=True
             )
+            if run.returncode:
+                raise RuntimeError(f"the {steps}-step rollout failed:\n{run.stderr[-3000:]}")
             peak[steps] = float(run.stdout.split()[-1])
     report = {"n": a.n, "peak_rss_mb": peak}
     print(json.dumps(report))
