@@ -6,6 +6,9 @@ The rollout used to load every step of every variable of its output and of the t
 them at the end (~24 GB per variable at ne1024pg2 and 240 steps). :class:`StepSkill` takes one
 predicted step at a time (as the rollout makes it, or read back from an output) and reads the
 truth at that time only; what it keeps is the initial truth (persistence) and the scores.
+
+``python -m screamcast.evaluate OUTPUT --truth STORE --report DIR`` scores any rollout output
+(local or ``s3://``) against a truth store of its grid the same way, and writes a report folder.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ class StepSkill:
         self.rmse = {v: np.full(len(times), np.nan) for v in self.variables}
         self.bias = {v: np.full(len(times), np.nan) for v in self.variables}
         self.persistence = {v: np.full(len(times), np.nan) for v in self.variables}
+        # area-weighted global means (drift): prediction and truth
+        self.mean = {v: np.full((2, len(times)), np.nan) for v in self.variables}
         self._initial = self._truth_at(0)  # (V, 6, n, n)
         self.last: tuple[np.ndarray, np.ndarray] | None = None  # (prediction, truth) of var 0
 
@@ -50,6 +55,8 @@ class StepSkill:
             self.rmse[v][k] = area_weighted_rmse(fields[i], truth[i], self.area)
             self.bias[v][k] = area_weighted_bias(fields[i], truth[i], self.area)
             self.persistence[v][k] = area_weighted_rmse(self._initial[i], truth[i], self.area)
+            w = self.area / self.area.sum()
+            self.mean[v][:, k] = (fields[i] * w).sum(), (truth[i] * w).sum()
         if k == len(self.times) - 1:
             self.last = (np.array(fields[0]), truth[0])
 
@@ -86,3 +93,94 @@ class StepSkill:
 
             plot_prediction(f"{base}_last_step.png", *self.last, self.variables[0])
         return table
+
+
+def plot_drift(path: str | Path, skill: StepSkill) -> Path:
+    """Global means of prediction and truth per step, one panel per variable (drift)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    V = len(skill.variables)
+    fig, axes = plt.subplots(V, 1, figsize=(7, 2.2 * V), sharex=True, constrained_layout=True)
+    for ax, v in zip(np.atleast_1d(axes), skill.variables, strict=True):
+        ax.plot(skill.mean[v][1], "k-", label="truth")
+        ax.plot(skill.mean[v][0], "C1-", label="rollout")
+        ax.set_ylabel(f"{v} (global mean)")
+    np.atleast_1d(axes)[0].legend()
+    np.atleast_1d(axes)[-1].set_xlabel("step")
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return Path(path)
+
+
+def evaluate(output: str, truth: str, report: str | Path, storage_options=None) -> dict:
+    """Score ``output`` against ``truth`` step by step and write the report folder."""
+    from screamcast.data.store import StoreError, open_store
+    from screamcast.grid import CubedSphereGrid
+
+    out = open_store(output, storage_options, [], (), None)
+    variables = [v for v in out.data_vars if out[v].dims == ("time", "face", "y", "x")]
+    ref = open_store(truth, storage_options, variables, (), out.sizes["y"])
+    times = out["time"].values
+    missing = times[~np.isin(times, ref["time"].values)]
+    if missing.size:
+        raise StoreError(
+            f"truth {truth} lacks {missing.size} of the output's {times.size} "
+            f"times, the first {missing[0]}"
+        )
+    skill = StepSkill(ref, variables, times, CubedSphereGrid(out.sizes["y"]).area)
+    skill.add_from_output(out, range(len(times)))
+    report = Path(report)
+    report.mkdir(parents=True, exist_ok=True)
+    table = skill.write(report / "skill")
+    plot_drift(report / "drift.png", skill)
+    lines = [
+        f"# Evaluation of {output}",
+        "",
+        f"Truth: {truth}; {len(times)} steps.",
+        "",
+        "| variable | RMSE at the last step | persistence |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| {v} | {table[v]['rmse'][-1]:.4g} | {table[v]['persistence_rmse'][-1]:.4g} |"
+        for v in variables
+    ]
+    lines += [
+        "",
+        "![last step](skill_last_step.png)",
+        "",
+        "![drift](drift.png)",
+        "",
+        "## Provenance (the output's attrs)",
+        "",
+    ]
+    lines += [f"- `{k}`: {v}" for k, v in out.attrs.items() if k != "screamcast_url"]
+    (report / "report.md").write_text("\n".join(lines) + "\n")
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m screamcast.evaluate", description=__doc__)
+    ap.add_argument("output", help="a rollout output store (local path or s3://)")
+    ap.add_argument("--truth", required=True, help="a store of the same grid holding the truth")
+    ap.add_argument("--report", help="folder to write (default: <output>_report)")
+    ap.add_argument("--storage-options", default="{}", help="JSON, for s3:// stores")
+    a = ap.parse_args(argv)
+    report = a.report or str(a.output).rstrip("/").removesuffix(".zarr") + "_report"
+    try:
+        evaluate(a.output, a.truth, report, json.loads(a.storage_options))
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {report}/report.md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

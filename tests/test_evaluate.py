@@ -13,8 +13,9 @@ from screamcast.metrics import area_weighted_rmse
 from tests.rollout.test_run_nudged import PROG, args, cli, open_out
 
 
-def test_streaming_skill_equals_the_finished_outputs(tiny_checkpoint, tiny_store, tiny_reference,
-                                                     tmp_path):  # fmt: skip
+def test_streaming_skill_equals_the_finished_outputs(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path
+):
     out = tmp_path / "r.zarr"
     nudged = ["--reference", str(tiny_reference), "--halo-adjoint"]
     assert cli.main(args(tiny_checkpoint, tiny_store, out, *nudged, steps=6)) == 0
@@ -49,3 +50,26 @@ def test_no_scores_without_the_truth(tiny_store):
     late = truth["time"].values[-1] + np.arange(3) * np.timedelta64(3, "h")
     assert StepSkill.covering(truth, ["u"], late, CubedSphereGrid(16).area) is None
     assert StepSkill.covering(truth, ["q"], truth["time"].values[:2], None) is None
+
+
+def test_the_evaluate_cli_scores_an_output_and_writes_a_report(
+    tiny_checkpoint, tiny_store, small_store, tmp_path, capsys
+):
+    from screamcast import evaluate
+
+    out = tmp_path / "r.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, "--halo-adjoint", steps=4)) == 0
+    report = tmp_path / "rep"
+    assert evaluate.main([str(out), "--truth", str(tiny_store), "--report", str(report)]) == 0
+    streamed = json.loads((tmp_path / "r_metrics.json").read_text())
+    assert json.loads((report / "skill_metrics.json").read_text()) == streamed
+    text = (report / "report.md").read_text()
+    assert "| u |" in text and "`halo_adjoint`: 1" in text and "![drift](drift.png)" in text
+    assert (report / "drift.png").stat().st_size > 0 and (report / "skill_last_step.png").exists()
+    # a truth of another grid, or one that does not cover the output's times: one clear line
+    assert evaluate.main([str(out), "--truth", str(small_store), "--report", str(report)]) == 2
+    assert "face size is 8, but the configured grid has n=16" in capsys.readouterr().err
+    short = tmp_path / "short.zarr"
+    xr.open_zarr(tiny_store).isel(time=slice(0, 2)).to_zarr(short)
+    assert evaluate.main([str(out), "--truth", str(short), "--report", str(report)]) == 2
+    assert "lacks 3 of the output's 5 times" in capsys.readouterr().err
