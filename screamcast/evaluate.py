@@ -115,6 +115,41 @@ def plot_drift(path: str | Path, skill: StepSkill) -> Path:
     return Path(path)
 
 
+def plot_spectra(path, out: xr.Dataset, ref: xr.Dataset, variables, grid, leads) -> str:
+    """Power by total wavenumber of rollout (solid) and truth (dashed) at ``leads``; returns a
+    line for the report (or why there are no spectra)."""
+    try:
+        from screamcast.spectra import CubeSpectrum, regrid_transfer
+    except ImportError:  # pragma: no cover - pyshtools is in the eval and dev extras
+        return "No spectra: `pip install screamcast[eval]` (pyshtools)."
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    spectrum = CubeSpectrum(grid)
+    V = len(variables)
+    fig, axes = plt.subplots(V, 1, figsize=(7, 2.6 * V), constrained_layout=True)
+    times = out["time"].values
+    for ax, v in zip(np.atleast_1d(axes), variables, strict=True):
+        for j, k in enumerate(leads):
+            pred = spectrum(out[v].isel(time=k).values)
+            true = spectrum(ref[v].sel(time=times[k]).values)
+            ax.loglog(pred[1:], f"C{j}-", label=f"step {k}")
+            ax.loglog(true[1:], f"C{j}--")
+        ax.set_ylabel(f"{v} power")
+    np.atleast_1d(axes)[0].legend(title="rollout solid, truth dashed")
+    np.atleast_1d(axes)[-1].set_xlabel("total wavenumber l")
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    L = spectrum.lmax
+    kept = regrid_transfer(grid, [L // 2, L - 1], L)
+    return (
+        f"Spectra to l = {L}; the regridding to the lat-lon grid keeps {kept[0]:.2f} of the "
+        f"power at l = {L // 2} and {kept[1]:.2f} at l = {L - 1} (both curves alike)."
+    )
+
+
 def evaluate(output: str, truth: str, report: str | Path, storage_options=None) -> dict:
     """Score ``output`` against ``truth`` step by step and write the report folder."""
     from screamcast.data.store import StoreError, open_store
@@ -130,12 +165,15 @@ def evaluate(output: str, truth: str, report: str | Path, storage_options=None) 
             f"truth {truth} lacks {missing.size} of the output's {times.size} "
             f"times, the first {missing[0]}"
         )
-    skill = StepSkill(ref, variables, times, CubedSphereGrid(out.sizes["y"]).area)
+    grid = CubedSphereGrid(out.sizes["y"])
+    skill = StepSkill(ref, variables, times, grid.area)
     skill.add_from_output(out, range(len(times)))
     report = Path(report)
     report.mkdir(parents=True, exist_ok=True)
     table = skill.write(report / "skill")
     plot_drift(report / "drift.png", skill)
+    leads = sorted({1, len(times) // 2, len(times) - 1} & set(range(1, len(times))))
+    spectra = plot_spectra(report / "spectra.png", out, ref, variables, grid, leads)
     lines = [
         f"# Evaluation of {output}",
         "",
@@ -153,6 +191,10 @@ def evaluate(output: str, truth: str, report: str | Path, storage_options=None) 
         "![last step](skill_last_step.png)",
         "",
         "![drift](drift.png)",
+        "",
+        spectra,
+        "",
+        "![spectra](spectra.png)",
         "",
         "## Provenance (the output's attrs)",
         "",

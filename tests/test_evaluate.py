@@ -66,6 +66,7 @@ def test_the_evaluate_cli_scores_an_output_and_writes_a_report(
     text = (report / "report.md").read_text()
     assert "| u |" in text and "`halo_adjoint`: 1" in text and "![drift](drift.png)" in text
     assert (report / "drift.png").stat().st_size > 0 and (report / "skill_last_step.png").exists()
+    assert (report / "spectra.png").stat().st_size > 0 and "Spectra to l = 19;" in text
     # a truth of another grid, or one that does not cover the output's times: one clear line
     assert evaluate.main([str(out), "--truth", str(small_store), "--report", str(report)]) == 2
     assert "face size is 8, but the configured grid has n=16" in capsys.readouterr().err
