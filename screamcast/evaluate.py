@@ -35,6 +35,9 @@ class StepSkill:
         self.mean = {v: np.full((2, len(times)), np.nan) for v in self.variables}
         self._initial = self._truth_at(0)  # (V, 6, n, n)
         self.last: tuple[np.ndarray, np.ndarray] | None = None  # (prediction, truth) of var 0
+        # time-mean bias maps over the steps after the initial condition: one field per variable
+        self.bias_sum = np.zeros((len(self.variables), *self._initial.shape[1:]))
+        self.bias_steps = 0
 
     @classmethod
     def covering(cls, truth: xr.Dataset, variables, times, area) -> StepSkill | None:
@@ -57,6 +60,9 @@ class StepSkill:
             self.persistence[v][k] = area_weighted_rmse(self._initial[i], truth[i], self.area)
             w = self.area / self.area.sum()
             self.mean[v][:, k] = (fields[i] * w).sum(), (truth[i] * w).sum()
+        if k > 0:
+            self.bias_sum += np.asarray(fields, np.float64) - truth
+            self.bias_steps += 1
         if k == len(self.times) - 1:
             self.last = (np.array(fields[0]), truth[0])
 
@@ -111,6 +117,46 @@ def plot_drift(path: str | Path, skill: StepSkill) -> Path:
     np.atleast_1d(axes)[0].legend()
     np.atleast_1d(axes)[-1].set_xlabel("step")
     fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_bias_maps(path: str | Path, skill: StepSkill, lat: np.ndarray) -> Path:
+    """Time-mean bias of every variable: on the cube net (left) and its area-weighted zonal
+    mean in 5-degree latitude bands (right)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from screamcast.plot import cube_net
+
+    mean_bias = skill.bias_sum / max(skill.bias_steps, 1)  # (V, 6, n, n)
+    edges = np.arange(-90.0, 90.1, 5.0)
+    band = np.clip(np.digitize(lat, edges) - 1, 0, edges.size - 2)  # (6, n, n)
+    V = len(skill.variables)
+    fig, axes = plt.subplots(
+        V,
+        2,
+        figsize=(11, 2.6 * V),
+        constrained_layout=True,
+        gridspec_kw={"width_ratios": [2.2, 1]},
+        squeeze=False,
+    )
+    for i, v in enumerate(skill.variables):
+        b = mean_bias[i]
+        e = float(np.nanmax(np.abs(b))) or 1.0
+        im = axes[i, 0].imshow(cube_net(b), origin="lower", cmap="RdBu_r", vmin=-e, vmax=e)
+        axes[i, 0].set_title(f"{v}: time-mean bias")
+        axes[i, 0].set_axis_off()
+        fig.colorbar(im, ax=axes[i, 0], shrink=0.8)
+        w = np.bincount(band.ravel(), weights=skill.area.ravel(), minlength=edges.size - 1)
+        zb = np.bincount(band.ravel(), weights=(b * skill.area).ravel(), minlength=edges.size - 1)
+        axes[i, 1].plot(zb / np.where(w > 0, w, np.nan), 0.5 * (edges[1:] + edges[:-1]))
+        axes[i, 1].axvline(0.0, color="k", lw=0.5)
+        axes[i, 1].set_ylabel("latitude")
+        axes[i, 1].set_title("zonal mean")
+    fig.savefig(path, dpi=80)
     plt.close(fig)
     return Path(path)
 
@@ -172,6 +218,7 @@ def evaluate(output: str, truth: str, report: str | Path, storage_options=None) 
     report.mkdir(parents=True, exist_ok=True)
     table = skill.write(report / "skill")
     plot_drift(report / "drift.png", skill)
+    plot_bias_maps(report / "bias_maps.png", skill, grid.lat)
     leads = sorted({1, len(times) // 2, len(times) - 1} & set(range(1, len(times))))
     spectra = plot_spectra(report / "spectra.png", out, ref, variables, grid, leads)
     lines = [
@@ -191,6 +238,10 @@ def evaluate(output: str, truth: str, report: str | Path, storage_options=None) 
         "![last step](skill_last_step.png)",
         "",
         "![drift](drift.png)",
+        "",
+        f"Time-mean bias over steps 1..{len(times) - 1}:",
+        "",
+        "![bias maps](bias_maps.png)",
         "",
         spectra,
         "",

@@ -27,6 +27,12 @@ def test_streaming_skill_equals_the_finished_outputs(
     offline = StepSkill(truth, variables, times, area)
     offline.add_from_output(output, range(len(times)))
     assert offline.table() == streamed  # bit for bit
+    # the time-mean bias map, accumulated step by step, is the mean of the whole arrays'
+    pred = output.u.values[1:].astype(np.float64)
+    true = truth.u.sel(time=times[1:]).values.astype(np.float64)
+    np.testing.assert_allclose(
+        offline.bias_sum[0] / offline.bias_steps, (pred - true).mean(0), rtol=1e-12, atol=1e-12
+    )
     # and the scores are what the whole arrays give (the previous, all-in-memory computation)
     whole = area_weighted_rmse(output.u.values, truth.u.sel(time=times).values, area)
     np.testing.assert_array_equal(whole, streamed["u"]["rmse"])
@@ -67,6 +73,9 @@ def test_the_evaluate_cli_scores_an_output_and_writes_a_report(
     assert "| u |" in text and "`halo_adjoint`: 1" in text and "![drift](drift.png)" in text
     assert (report / "drift.png").stat().st_size > 0 and (report / "skill_last_step.png").exists()
     assert (report / "spectra.png").stat().st_size > 0 and "Spectra to l = 19;" in text
+    assert (
+        report / "bias_maps.png"
+    ).stat().st_size > 0 and "Time-mean bias over steps 1..4" in text
     # a truth of another grid, or one that does not cover the output's times: one clear line
     assert evaluate.main([str(out), "--truth", str(small_store), "--report", str(report)]) == 2
     assert "face size is 8, but the configured grid has n=16" in capsys.readouterr().err
