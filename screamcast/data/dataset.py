@@ -71,6 +71,7 @@ class CropDataset(torch.utils.data.Dataset):
         in_memory: bool = False,
         retries: int = 3,
         backoff: float = 1.0,
+        store_wrapper: Any = None,
     ):
         P = layout.padded
         if not 0 < crop <= P:
@@ -84,6 +85,8 @@ class CropDataset(torch.utils.data.Dataset):
         self.samples, self.seed, self.fixed, self.epoch = samples, seed, fixed, 0
         self.storage_options, self.in_memory = storage_options, in_memory
         self.retries, self.backoff = retries, backoff  # per sample, after s3fs's own retries
+        # e.g. data.read_counter.ReadCounter: sees every read the crops make (this process's)
+        self.store_wrapper = store_wrapper
         self.geo = ExtendedFaceGeometry(layout)
         self._pid: int | None = None
         self._draws: dict[tuple[int, int], list] = {}
@@ -146,7 +149,10 @@ class CropDataset(torch.utils.data.Dataset):
     def _open(self) -> dict[str, Any]:
         """Open the arrays once per process (s3fs and zarr's loop do not survive a fork)."""
         if self._pid != os.getpid():
-            group = zarr.open_group(zarr_store(self.url, self.storage_options), mode="r")
+            store = zarr_store(self.url, self.storage_options)
+            if self.store_wrapper is not None:
+                store = self.store_wrapper(store)
+            group = zarr.open_group(store, mode="r")
             if self.in_memory:  # {variables: (V, [time,] 6, P, P)} extended faces, see below
                 self._check_memory()
                 self._arrays = {
