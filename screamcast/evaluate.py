@@ -28,6 +28,7 @@ class StepSkill:
 
     def __init__(self, truth: xr.Dataset, variables: list[str], times: np.ndarray, area):
         self.truth, self.variables, self.times, self.area = truth, list(variables), times, area
+        self._weights = area / area.sum() if area is not None else None  # (6, n, n), sum 1
         self.rmse = {v: np.full(len(times), np.nan) for v in self.variables}
         self.bias = {v: np.full(len(times), np.nan) for v in self.variables}
         self.persistence = {v: np.full(len(times), np.nan) for v in self.variables}
@@ -58,7 +59,7 @@ class StepSkill:
             self.rmse[v][k] = area_weighted_rmse(fields[i], truth[i], self.area)
             self.bias[v][k] = area_weighted_bias(fields[i], truth[i], self.area)
             self.persistence[v][k] = area_weighted_rmse(self._initial[i], truth[i], self.area)
-            w = self.area / self.area.sum()
+            w = self._weights
             self.mean[v][:, k] = (fields[i] * w).sum(), (truth[i] * w).sum()
         if k > 0:
             self.bias_sum += np.asarray(fields, np.float64) - truth
@@ -103,11 +104,9 @@ class StepSkill:
 
 def plot_drift(path: str | Path, skill: StepSkill) -> Path:
     """Global means of prediction and truth per step, one panel per variable (drift)."""
-    import matplotlib
+    from screamcast.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     V = len(skill.variables)
     fig, axes = plt.subplots(V, 1, figsize=(7, 2.2 * V), sharex=True, constrained_layout=True)
     for ax, v in zip(np.atleast_1d(axes), skill.variables, strict=True):
@@ -124,13 +123,9 @@ def plot_drift(path: str | Path, skill: StepSkill) -> Path:
 def plot_bias_maps(path: str | Path, skill: StepSkill, lat: np.ndarray) -> Path:
     """Time-mean bias of every variable: on the cube net (left) and its area-weighted zonal
     mean in 5-degree latitude bands (right)."""
-    import matplotlib
+    from screamcast.plot import cube_net, pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from screamcast.plot import cube_net
-
+    plt = pyplot()
     mean_bias = skill.bias_sum / max(skill.bias_steps, 1)  # (V, 6, n, n)
     edges = np.arange(-90.0, 90.1, 5.0)
     band = np.clip(np.digitize(lat, edges) - 1, 0, edges.size - 2)  # (6, n, n)
@@ -165,14 +160,12 @@ def plot_spectra(path, out: xr.Dataset, ref: xr.Dataset, variables, grid, leads)
     """Power by total wavenumber of rollout (solid) and truth (dashed) at ``leads``; returns a
     line for the report (or why there are no spectra)."""
     try:
-        from screamcast.spectra import CubeSpectrum, regrid_transfer
+        from screamcast.spectra import CubeSpectrum
     except ImportError:  # pragma: no cover - pyshtools is in the eval and dev extras
         return "No spectra: `pip install screamcast[eval]` (pyshtools)."
-    import matplotlib
+    from screamcast.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     spectrum = CubeSpectrum(grid)
     V = len(variables)
     fig, axes = plt.subplots(V, 1, figsize=(7, 2.6 * V), constrained_layout=True)
@@ -189,7 +182,7 @@ def plot_spectra(path, out: xr.Dataset, ref: xr.Dataset, variables, grid, leads)
     fig.savefig(path, dpi=90)
     plt.close(fig)
     L = spectrum.lmax
-    kept = regrid_transfer(grid, [L // 2, L - 1], L)
+    kept = spectrum.transfer([L // 2, L - 1])
     return (
         f"Spectra to l = {L}; the regridding to the lat-lon grid keeps {kept[0]:.2f} of the "
         f"power at l = {L // 2} and {kept[1]:.2f} at l = {L - 1} (both curves alike)."

@@ -24,13 +24,19 @@ def cube_net(field: np.ndarray) -> np.ndarray:
     return net
 
 
-def plot_prediction(path: str | Path, pred: np.ndarray, truth: np.ndarray, title: str) -> Path:
-    """Prediction, truth and error of one ``(6, n, n)`` field as a PNG."""
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (no display on clusters or in CI)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def plot_prediction(path: str | Path, pred: np.ndarray, truth: np.ndarray, title: str) -> Path:
+    """Prediction, truth and error of one ``(6, n, n)`` field as a PNG."""
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
     lo, hi = float(np.nanmin(truth)), float(np.nanmax(truth))
     err = pred - truth

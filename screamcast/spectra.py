@@ -43,6 +43,7 @@ class CubeToLatLon:
         targets = latlon_to_xyz(lat2.ravel(), lon2.ravel())  # (P, 3)
         nn = NearestNeighbors(n_neighbors=k).fit(grid.xyz.reshape(-1, 3))
         dist, self.index = nn.kneighbors(targets)  # (P, k) each
+        self.grid = grid
         w = 1.0 / np.maximum(dist, 1e-12)
         self.weights = w / w.sum(axis=1, keepdims=True)  # (P, k), rows sum to 1
         self.shape = lat2.shape
@@ -73,6 +74,15 @@ class CubeSpectrum:
     def __call__(self, field: np.ndarray) -> np.ndarray:
         return latlon_spectrum(self.to_latlon(field))
 
+    def transfer(self, degrees) -> np.ndarray:
+        """What the regridding keeps of each degree in ``degrees``: the measured power of a
+        field with all its power at that degree over its true power (1: kept; below: smoothed)."""
+        out = []
+        for l in degrees:
+            field, true = degree_field(self.to_latlon.grid, l, self.lmax, seed=l)
+            out.append(self(field)[l] / true[l])
+        return np.array(out)
+
 
 def degree_field(grid: CubedSphereGrid, l: int, lmax: int, seed: int = 0):
     """A random field whose power is all at degree ``l``, exactly on the cube's cell centres:
@@ -88,11 +98,5 @@ def degree_field(grid: CubedSphereGrid, l: int, lmax: int, seed: int = 0):
 
 
 def regrid_transfer(grid: CubedSphereGrid, degrees, lmax: int | None = None) -> np.ndarray:
-    """What the regridding keeps of each degree in ``degrees``: the measured power of a field
-    with all its power at that degree over its true power (1: kept; below 1: smoothed)."""
-    spectrum = CubeSpectrum(grid, lmax)
-    out = []
-    for l in degrees:
-        field, true = degree_field(grid, l, spectrum.lmax, seed=l)
-        out.append(spectrum(field)[l] / true[l])
-    return np.array(out)
+    """:meth:`CubeSpectrum.transfer` for a grid (builds the regridding)."""
+    return CubeSpectrum(grid, lmax).transfer(degrees)

@@ -70,6 +70,22 @@ def open_store(
     return ds
 
 
+def describe_non_finite(
+    fields: np.ndarray, names: Sequence[str], where: str, dims: str = "(face, y, x)"
+) -> str | None:
+    """A sentence naming the first variable of ``fields (V, ...)`` with NaN/Inf, how many it
+    has and where the first one is; None when every value is finite."""
+    for v, name in enumerate(names):
+        bad = ~np.isfinite(fields[v])
+        if bad.any():
+            pos = tuple(int(i) for i in np.argwhere(bad)[0])
+            return (
+                f"{where}: variable '{name}' has {int(bad.sum())} non-finite values, the "
+                f"first at {dims} = {pos}: {fields[v][pos]}"
+            )
+    return None
+
+
 def open_configured(data, retries: int = 3) -> xr.Dataset:
     """The store a :class:`~screamcast.config.DataConfig` names, opened and validated for its
     variables, face size and grid."""

@@ -21,6 +21,7 @@ import torch
 import xarray as xr
 
 from screamcast.data.remote import with_retries
+from screamcast.data.store import describe_non_finite
 from screamcast.grid.cubed_sphere import CubedSphereGrid
 from screamcast.grid.regrid import NearestMap, latlon_points, nearest_map, regular_spacing_deg
 
@@ -117,15 +118,10 @@ class Nudger:
         except Exception as err:  # a corrupt chunk's codec error names no store or time
             err.add_note(f"reading the nudging reference {where}")
             raise
-        for k, v in enumerate(self.variables):
-            bad = ~np.isfinite(data[k])
-            if bad.any():
-                dims = "(face, y, x)" if self.map is None else "(lat, lon)"
-                pos = tuple(int(p) for p in np.argwhere(bad)[0])
-                raise NudgingError(
-                    f"{where}: variable '{v}' has {int(bad.sum())} non-finite "
-                    f"values, the first at {dims} = {pos}"
-                )
+        dims = "(face, y, x)" if self.map is None else "(lat, lon)"
+        message = describe_non_finite(data, self.variables, where, dims)
+        if message is not None:
+            raise NudgingError(message)
         return data
 
     def check_units(self, model_units: dict[str, str | None]) -> None:

@@ -84,25 +84,28 @@ def check_location(output: str, inputs: dict[str, str | None]) -> Path:
     return path
 
 
-def read_attrs(path: Path) -> dict | None:
-    """The group attrs of the zarr store at ``path`` (v3 or v2), None when it is not one."""
-    for meta, key in (("zarr.json", "attributes"), (".zattrs", None)):
+def _metadata(path: Path, v2_file: str) -> dict | None:
+    """The zarr metadata document at ``path``: v3 ``zarr.json``, else the v2 ``v2_file``."""
+    for meta in ("zarr.json", v2_file):
         try:
-            doc = json.loads((path / meta).read_text())
+            return json.loads((path / meta).read_text())
         except (OSError, ValueError):
             continue
-        return doc.get(key, {}) if key else doc
     return None
+
+
+def read_attrs(path: Path) -> dict | None:
+    """The group attrs of the zarr store at ``path`` (v3 or v2), None when it is not one."""
+    doc = _metadata(path, ".zattrs")
+    if doc is None:
+        return None
+    return doc.get("attributes", {}) if "zarr_format" in doc else doc
 
 
 def _array_shape(path: Path) -> tuple[int, ...] | None:
     """The shape of the zarr array at ``path`` (v3 ``zarr.json`` or v2 ``.zarray``)."""
-    for meta in ("zarr.json", ".zarray"):
-        try:
-            return tuple(json.loads((path / meta).read_text())["shape"])
-        except (OSError, ValueError, KeyError):
-            continue
-    return None
+    doc = _metadata(path, ".zarray")
+    return tuple(doc["shape"]) if doc is not None and "shape" in doc else None
 
 
 def is_rollout_output(path: Path) -> bool:

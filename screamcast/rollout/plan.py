@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from screamcast import __version__
 from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
-from screamcast.data.store import open_store, time_step
+from screamcast.data.store import describe_non_finite, open_store, time_step
 from screamcast.grid import CubedSphereGrid
 from screamcast.rollout import output as out
 from screamcast.rollout.nudging import Nudger
@@ -96,14 +96,9 @@ def _start_index(times: np.ndarray, start: str | None, data: str) -> int:
 def check_finite(fields: np.ndarray, names: list[str], where: str) -> None:
     """Refuse NaN/Inf in ``fields (V, ...)``, naming the variable, the count and the first
     position (``(face, y, x)`` for cube fields)."""
-    for v, name in enumerate(names):
-        bad = ~np.isfinite(fields[v])
-        if bad.any():
-            pos = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise RolloutError(
-                f"{where}: variable '{name}' has {int(bad.sum())} non-finite values, the "
-                f"first at (face, y, x) = {pos}: {fields[v][pos]}"
-            )
+    message = describe_non_finite(fields, names, where)
+    if message is not None:
+        raise RolloutError(message)
 
 
 def _load_checkpoint(o: RolloutOptions) -> fmt.InferenceCheckpoint:
