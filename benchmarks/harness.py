@@ -132,6 +132,20 @@ def provenance() -> dict:
     }
 
 
+def save_record(name: str, benchmark: str, command: str, body: dict) -> Path:
+    """``benchmarks/results/<name>.json``: ``body`` with when, how and where it was measured."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    payload = {
+        "benchmark": benchmark,
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": command,
+        "machine": provenance(),
+    }
+    path.write_text(json.dumps(payload | body, indent=2) + "\n")
+    return path
+
+
 def record(
     benchmark: str,
     results: list[Result],
@@ -144,17 +158,9 @@ def record(
     """
     import sys
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{benchmark}.json"
-    payload = {
-        "benchmark": benchmark,
-        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "command": command or " ".join(["python", "-m", "benchmarks.run", *sys.argv[1:]]),
-        "machine": provenance(),
-        "context": context or {},
-        "results": [asdict(r) | {"ratio": r.ratio, "met": r.met} for r in results],
-    }
-    path.write_text(json.dumps(payload, indent=2) + "\n")
+    command = command or " ".join(["python", "-m", "benchmarks.run", *sys.argv[1:]])
+    rows = [asdict(r) | {"ratio": r.ratio, "met": r.met} for r in results]
+    path = save_record(benchmark, benchmark, command, {"context": context or {}, "results": rows})
     write_table()
     return path
 

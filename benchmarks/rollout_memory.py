@@ -15,10 +15,9 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from benchmarks.harness import RESULTS, provenance
+from benchmarks.harness import save_record
 
 RUN = """
 import resource, sys
@@ -76,14 +75,8 @@ def main(argv: list[str] | None = None) -> dict:
     report = {"n": a.n, "peak_rss_mb": peak}
     print(json.dumps(report))
     if a.record:
-        payload = {
-            "benchmark": "rollout_memory",
-            "when": time.strftime("%Y-%m-%d %H:%M UTC"),
-            "command": "python -m benchmarks.rollout_memory " + " ".join(argv or sys.argv[1:]),
-            "machine": provenance(),
-            "report": report,
-        }
-        (RESULTS / "rollout_memory.json").write_text(json.dumps(payload, indent=2) + "\n")
+        command = "python -m benchmarks.rollout_memory " + " ".join(argv or sys.argv[1:])
+        save_record("rollout_memory", "rollout_memory", command, {"report": report})
     return report
 
 
