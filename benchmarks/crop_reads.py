@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Requests and read amplification of lazily read training crops (docs/data.md).
+
+``python -m benchmarks.crop_reads [--record]``: an analytic store laid out as the demo's (n=48,
+one chunk per face and time), the demo's crops (32, tile 16, halo 8), 40 crops for k=1 and k=4,
+each read counted by ``ReadCounter``. Amplification: compressed bytes fetched over the float32
+bytes the crop delivers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.harness import save_record
+from screamcast.data.dataset import CropDataset
+from screamcast.data.read_counter import ReadCounter
+from screamcast.data.synthetic import DIAGNOSTIC, PROGNOSTIC, STATIC, write_store
+from screamcast.grid import CubedSphereGrid, TileLayout
+
+
+def measure(store: Path, n: int, crop: int, steps: int, crops: int) -> dict:
+    counters = []
+    data = CropDataset(
+        str(store),
+        TileLayout(CubedSphereGrid(n), 16, 8),
+        PROGNOSTIC,
+        DIAGNOSTIC,
+        STATIC,
+        crop=crop,
+        steps=steps,
+        samples=crops + 1,
+        seed=0,
+        store_wrapper=lambda s: counters.append(ReadCounter(s)) or counters[-1],
+    )
+    data[0]  # opens the arrays (metadata)
+    counters[0].reset()
+    requests, amplification = [], []
+    delivered = 4 * crop * crop * (len(PROGNOSTIC + DIAGNOSTIC) * (steps + 1) + len(STATIC))
+    for i in range(1, crops + 1):
+        data[i]
+        reads = counters[0].reset()
+        requests.append(reads.requests)
+        amplification.append(reads.bytes / delivered)
+    return {
+        "crop": crop,
+        "steps": steps,
+        "crops": crops,
+        "requests_median": float(np.median(requests)),
+        "requests_min": min(requests),
+        "requests_max": max(requests),
+        "amplification_median": float(np.median(amplification)),
+        "amplification_max": float(max(amplification)),
+    }
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--record", action="store_true", help="benchmarks/results/crop_reads.json")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = write_store(Path(tmp) / "demo.zarr", 48, days=2)
+        report = [measure(store, 48, 32, k, 40) for k in (1, 4)]
+    print(json.dumps(report, indent=1))
+    if a.record:
+        command = "python -m benchmarks.crop_reads " + " ".join(argv or sys.argv[1:])
+        save_record("crop_reads", "crop_reads", command, {"report": report})
+    return report
+
+
+if __name__ == "__main__":
+    main()
