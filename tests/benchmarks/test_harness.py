@@ -36,3 +36,12 @@ def test_rollout_memory_benchmark_runs():
 
     report = rollout_memory.main(["--n", "16", "--steps", "2", "4"])
     assert set(report["peak_rss_mb"]) == {2, 4} and min(report["peak_rss_mb"].values()) > 50
+
+
+def test_crop_reads_benchmark_runs(tiny_store):
+    """It runs and counts (tiny sizes); the figures themselves are the benchmark's."""
+    from benchmarks.crop_reads import measure
+
+    report = measure(tiny_store, 16, 16, 1, 3)
+    assert report["crops"] == 3 and report["requests_min"] > 0
+    assert report["amplification_median"] > 0
