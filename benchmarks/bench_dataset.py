@@ -24,7 +24,7 @@ from screamcast.data.crops import plan_crop
 from screamcast.data.dataset import CropDataset
 from screamcast.data.remote import zarr_store
 from screamcast.data.synthetic import write_store
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 
 PROG, DIAG, STATIC = ["u", "v", "vorticity", "tracer", "temperature"], ["precip"], ["orography"]
 
@@ -81,7 +81,7 @@ def run(quick: bool = False):
     try:
         n, chunk, crop = 64, 32, 40
         write_store(tmp / "d.zarr", n, days=1, step_hours=3, chunk=chunk)
-        layout = TileLayout(CubedSphereGrid(n), 16, 8)
+        layout = TileLayout(PhysicsGrid.for_face_size(n), 16, 8)
         batches = 3 if quick else 10
         results = [_case("local", str(tmp / "d.zarr"), None, layout, crop, batches, 8)]
         results.append(_s3_case(tmp / "d.zarr", layout, crop, batches))

@@ -17,7 +17,7 @@ import argparse
 import torch
 
 from benchmarks.harness import Result, interleaved_many, record
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.halo import HaloOperator
 
 
@@ -39,7 +39,7 @@ def _steady_allocator() -> None:
 def run(quick: bool = False, n: int = 192, channels: int = 8, tile: int = 64, halo: int = 16):
     _steady_allocator()
     torch.manual_seed(0)
-    op = HaloOperator(TileLayout(CubedSphereGrid(n), tile, halo))
+    op = HaloOperator(TileLayout(PhysicsGrid.for_face_size(n), tile, halo))
     x = torch.randn(1, channels, 6, n, n)
     tiles = op.gather(x)
     op.counts(torch.float32, False), op.counts(torch.float32, True)  # built once, as in a rollout

@@ -24,7 +24,7 @@ from benchmarks.harness import Result
 from screamcast.config import DataConfig, ModelConfig, PipelineConfig, TrainConfig
 from screamcast.data.stats import compute_stats
 from screamcast.data.synthetic import write_store
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.nudging import Nudger
 from screamcast.rollout.stepper import GlobalStepper, Reassembly, StepperConfig
@@ -47,7 +47,7 @@ def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
         d = cfg.data
         pipeline = build_pipeline(cfg, compute_stats(ds, d.prognostic + d.diagnostic, d.static))
         torch.nn.init.normal_(pipeline.net.head.weight, std=1e-3)  # not persistence
-        grid = CubedSphereGrid(n)
+        grid = PhysicsGrid.for_face_size(n)
         static = np.stack([ds[v].values for v in d.static])
         stepper = GlobalStepper(
             pipeline,

@@ -112,7 +112,7 @@ def _bare_step_fn(cfg):
 
     from screamcast.data.dataset import CropDataset
     from screamcast.data.stats import compute_stats
-    from screamcast.grid import CubedSphereGrid, TileLayout
+    from screamcast.grid import PhysicsGrid, TileLayout
 
     d = cfg.data
     ds = xr.open_zarr(d.url, consolidated=False)
@@ -120,7 +120,7 @@ def _bare_step_fn(cfg):
     optimizer = torch.optim.AdamW(pipeline.parameters(), lr=1e-4)
     data = CropDataset(
         d.url,
-        TileLayout(CubedSphereGrid(d.n), d.tile, d.halo),
+        TileLayout(PhysicsGrid.for_face_size(d.n), d.tile, d.halo),
         d.prognostic,
         d.diagnostic,
         d.static,

@@ -22,14 +22,14 @@ from benchmarks.harness import save_record
 from screamcast.data.dataset import CropDataset
 from screamcast.data.read_counter import ReadCounter
 from screamcast.data.synthetic import DIAGNOSTIC, PROGNOSTIC, STATIC, write_store
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 
 
 def measure(store: Path, n: int, crop: int, steps: int, crops: int) -> dict:
     counters = []
     data = CropDataset(
         str(store),
-        TileLayout(CubedSphereGrid(n), 16, 8),
+        TileLayout(PhysicsGrid.for_face_size(n), 16, 8),
         PROGNOSTIC,
         DIAGNOSTIC,
         STATIC,

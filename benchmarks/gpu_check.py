@@ -28,7 +28,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from screamcast.data.stats import Stats
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.model.pipeline import Pipeline, input_channels
 from screamcast.model.unet import UNet
 from screamcast.rollout.stepper import (
@@ -179,7 +179,7 @@ def tile_forward_rate(pipeline, device, size: int, batch: int, steps: int, preci
 def rollout_step_rate(
     pipeline, device, n: int, tile: int, halo: int, steps: int, batch: int, precision: str = "auto"
 ):
-    layout = TileLayout(CubedSphereGrid(n), tile, halo)
+    layout = TileLayout(PhysicsGrid.for_face_size(n), tile, halo)
     stepper = GlobalStepper(
         pipeline,
         layout,

@@ -50,7 +50,19 @@ def make_inputs(work: Path, n: int, steps: int) -> tuple[Path, Path]:
     pipeline = build_pipeline(cfg, stats)
     opt = torch.optim.AdamW(pipeline.parameters())
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-    state = make_checkpoint(cfg, stats, pipeline, opt, sched, 0, 0, float("inf"), 60.0)
+    state = make_checkpoint(
+        cfg,
+        stats,
+        pipeline,
+        opt,
+        sched,
+        0,
+        0,
+        float("inf"),
+        60.0,
+        f"ne{n // 2}pg2",
+        "proleptic_gregorian",
+    )
     cio.save_checkpoint_atomic(None, work / "ckpt.pth", state)
     return work / "ckpt.pth", store
 

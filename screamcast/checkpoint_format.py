@@ -12,6 +12,9 @@ without ever being lost: :mod:`screamcast.checkpoint_io`.
 Format 0 (up to commit 9925a93): ``config``, ``stats``, ``variables``, ``grid``,
 ``time_step_minutes`` and ``screamcast_version`` at the top level, no version.
 Format 1: those gathered under ``description`` (plus ``calendar``), and ``format_version``.
+Format 2: ``grid.name``, E3SM's physics grid (``ne24pg2``). Format 0 and 1 checkpoints were
+trained on the equiangular cube of face size ``n``; they migrate to ``ne<n/2>pg2``, the grid
+that approximates (cell centres within 2% of a cell at n = 48).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import torch
 
 from screamcast import checkpoint_io as cio
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class IncompatibleCheckpointError(ValueError):
@@ -41,11 +44,13 @@ class Variables:
 
 @dataclass(frozen=True)
 class GridSpec:
-    """The face size and the tiling the network was trained with."""
+    """The grid (E3SM physics grid name, face size) and the tiling the network was trained
+    with."""
 
     n: int
     tile: int
     halo: int
+    name: str
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,9 @@ class ModelDescription:
         v = d["variables"]
         return cls(
             variables=Variables(*(tuple(v[k]) for k in ("prognostic", "diagnostic", "static"))),
-            grid=GridSpec(**{k: int(d["grid"][k]) for k in ("n", "tile", "halo")}),
+            grid=GridSpec(
+                *(int(d["grid"][k]) for k in ("n", "tile", "halo")), str(d["grid"]["name"])
+            ),
             config=dict(d["config"]),
             stats=dict(d["stats"]),
             time_step_minutes=d.get("time_step_minutes"),
@@ -106,12 +113,24 @@ def _from_format0(raw: dict) -> dict:
     keys = ("config", "stats", "variables", "grid", "time_step_minutes", "screamcast_version")
     old = {k: raw.pop(k) for k in keys if k in raw}
     old["grid"] = {k: old["grid"][k] for k in ("n", "tile", "halo")}
+    old["grid"]["name"] = _approximating_grid(old["grid"]["n"])
     raw["description"] = ModelDescription.from_dict(old).to_dict()
     raw["format_version"] = 1
     return raw
 
 
-MIGRATIONS: dict[int, Callable[[dict], dict]] = {0: _from_format0}
+def _approximating_grid(n: int) -> str:
+    return f"ne{n // 2}pg2" if n % 2 == 0 else f"ne{n}pg1"
+
+
+def _from_format1(raw: dict) -> dict:
+    grid = raw["description"]["grid"]
+    grid.setdefault("name", _approximating_grid(int(grid["n"])))
+    raw["format_version"] = 2
+    return raw
+
+
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {0: _from_format0, 1: _from_format1}
 
 
 def migrate(raw: dict, source: str = "checkpoint") -> dict:

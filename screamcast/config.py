@@ -22,7 +22,10 @@ class DataConfig:
     )
     diagnostic: list[str] = field(default_factory=lambda: ["precip"])
     static: list[str] = field(default_factory=lambda: ["orography", "land_fraction"])
-    n: int = 48
+    n: int = 48  # face size in cells: ne * pg of E3SM's physics grid ne<ne>pg<pg>
+    pg: int = 2  # cells per element edge, when the store's attrs do not name its grid
+    # 3-D variables: the level indices to keep, e.g. {T_mid: [0, 4, 7]} (default: every level)
+    levels: dict[str, list[int]] = field(default_factory=dict)
     tile: int = 16
     halo: int = 8
     crop: int = 32

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from screamcast.data.channels import expand, with_channels
 from screamcast.metrics import area_weighted_bias, area_weighted_rmse
 
 
@@ -69,6 +70,7 @@ class StepSkill:
 
     def add_from_output(self, output: xr.Dataset, steps: range) -> None:
         """Score ``steps`` of a written output, one step in memory at a time."""
+        output = with_channels(output, self.variables, "output")  # 3-D variables' levels
         for k in steps:
             self.add(k, output[self.variables].isel(time=k).to_array().values)
 
@@ -191,20 +193,26 @@ def plot_spectra(path, out: xr.Dataset, ref: xr.Dataset, variables, grid, leads)
 
 def evaluate(output: str, truth: str, report: str | Path, storage_options=None) -> dict:
     """Score ``output`` against ``truth`` step by step and write the report folder."""
-    from screamcast.data.store import StoreError, open_store
-    from screamcast.grid import CubedSphereGrid
+    from screamcast.data.calendar import CalendarError, calendar_of, in_model_calendar
+    from screamcast.data.store import StoreError, dataset_grid, open_store
 
     out = open_store(output, storage_options, [], (), None)
-    variables = [v for v in out.data_vars if out[v].dims == ("time", "face", "y", "x")]
+    fields = [v for v in out.data_vars if out[v].dims[:1] == ("time",)]
+    variables = expand(out, fields, where=f"output {output}")  # a 3-D variable's levels
+    out = with_channels(out, variables, f"output {output}")
     ref = open_store(truth, storage_options, variables, (), out.sizes["y"])
     times = out["time"].values
+    try:  # a truth in another calendar is matched date for date (screamcast.data.calendar)
+        ref = in_model_calendar(ref, calendar_of(times), truth)
+    except CalendarError as err:
+        raise StoreError(str(err)) from None
     missing = times[~np.isin(times, ref["time"].values)]
     if missing.size:
         raise StoreError(
             f"truth {truth} lacks {missing.size} of the output's {times.size} "
             f"times, the first {missing[0]}"
         )
-    grid = CubedSphereGrid(out.sizes["y"])
+    grid = dataset_grid(out)
     skill = StepSkill(ref, variables, times, grid.area)
     skill.add_from_output(out, range(len(times)))
     report = Path(report)

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
-from screamcast.grid.cubed_sphere import CubedSphereGrid, latlon_to_xyz
+from screamcast.grid.cubed_sphere import latlon_to_xyz
+from screamcast.grid.physics import PhysicsGrid
 
 
 def default_lmax(n: int) -> int:
@@ -38,7 +39,7 @@ def dh_latlon(lmax: int) -> tuple[np.ndarray, np.ndarray]:
 class CubeToLatLon:
     """Inverse-distance weights from the cube's cell centres to a lat-lon grid, built once."""
 
-    def __init__(self, grid: CubedSphereGrid, lat: np.ndarray, lon: np.ndarray, k: int = 4):
+    def __init__(self, grid: PhysicsGrid, lat: np.ndarray, lon: np.ndarray, k: int = 4):
         lat2, lon2 = np.meshgrid(lat, lon, indexing="ij")
         targets = latlon_to_xyz(lat2.ravel(), lon2.ravel())  # (P, 3)
         nn = NearestNeighbors(n_neighbors=k).fit(grid.xyz.reshape(-1, 3))
@@ -67,7 +68,7 @@ def latlon_spectrum(values: np.ndarray) -> np.ndarray:
 class CubeSpectrum:
     """``spectrum(field (6, n, n)) -> (lmax + 1,)`` for one grid; the regridding is built once."""
 
-    def __init__(self, grid: CubedSphereGrid, lmax: int | None = None):
+    def __init__(self, grid: PhysicsGrid, lmax: int | None = None):
         self.lmax = default_lmax(grid.n) if lmax is None else lmax
         self.to_latlon = CubeToLatLon(grid, *dh_latlon(self.lmax))
 
@@ -84,7 +85,7 @@ class CubeSpectrum:
         return np.array(out)
 
 
-def degree_field(grid: CubedSphereGrid, l: int, lmax: int, seed: int = 0):
+def degree_field(grid: PhysicsGrid, l: int, lmax: int, seed: int = 0):
     """A random field whose power is all at degree ``l``, exactly on the cube's cell centres:
     ``(field (6, n, n), its true spectrum (lmax + 1,))``."""
     import pyshtools as pysh
@@ -97,6 +98,6 @@ def degree_field(grid: CubedSphereGrid, l: int, lmax: int, seed: int = 0):
     return values.reshape(grid.shape), coeffs.spectrum(unit="per_l")
 
 
-def regrid_transfer(grid: CubedSphereGrid, degrees, lmax: int | None = None) -> np.ndarray:
+def regrid_transfer(grid: PhysicsGrid, degrees, lmax: int | None = None) -> np.ndarray:
     """:meth:`CubeSpectrum.transfer` for a grid (builds the regridding)."""
     return CubeSpectrum(grid, lmax).transfer(degrees)

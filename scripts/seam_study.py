@@ -22,7 +22,7 @@ from screamcast import checkpoint_format as fmt
 from screamcast import metrics as m
 from screamcast.data.stats import Stats
 from screamcast.data.store import open_store
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 
@@ -52,7 +52,7 @@ def main() -> None:
     ds = open_store(args.data, None, prog, static, n)
     truth = ds[prog].to_array().values  # (C, T, 6, n, n)
     times = ds["time"].values
-    grid = CubedSphereGrid(n)
+    grid = PhysicsGrid.for_face_size(n)
     stepper = GlobalStepper(
         pipeline,
         TileLayout(grid, tile, halo),

@@ -20,7 +20,7 @@ def test_a_format0_checkpoint_migrates_to_a_typed_description():
     assert "format_version" not in raw and "grid" in raw  # really the old layout
     ckpt = fmt.load_for_inference(FORMAT0)
     d = ckpt.description
-    assert d.grid == fmt.GridSpec(n=16, tile=8, halo=4)
+    assert d.grid == fmt.GridSpec(n=16, tile=8, halo=4, name="ne8pg2")  # the approximating grid
     assert d.variables.prognostic == ("u", "v", "vorticity", "tracer", "temperature")
     assert d.variables.diagnostic == ("precip",) and d.time_step_minutes == 180.0
     assert d.model == {"width": 4, "levels": 2, "blocks": 1} and "u" in d.stats["mean"]
@@ -60,14 +60,17 @@ def test_a_format0_run_resumes_and_saves_the_current_format(tiny_store, tmp_path
     )
     raw = cio.load_checkpoint(run / "latest.pth")
     assert raw["format_version"] == fmt.FORMAT_VERSION and raw["step"] == 4
-    assert raw["description"]["grid"] == {"n": 16, "tile": 8, "halo": 4}
+    assert raw["description"]["grid"] == {"n": 16, "tile": 8, "halo": 4, "name": "ne8pg2"}
 
 
 def test_a_newer_format_is_refused_clearly(tmp_path):
     raw = fmt.load(FORMAT0)
     raw["format_version"] = fmt.FORMAT_VERSION + 1
     torch.save(raw, tmp_path / "future.pth")
-    with pytest.raises(fmt.IncompatibleCheckpointError, match="format 2, written by a newer"):
+    with pytest.raises(
+        fmt.IncompatibleCheckpointError,
+        match=f"format {fmt.FORMAT_VERSION + 1}, written by a newer",
+    ):
         fmt.load_for_inference(tmp_path / "future.pth")
 
 

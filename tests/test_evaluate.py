@@ -8,7 +8,7 @@ import numpy as np
 import xarray as xr
 
 from screamcast.evaluate import StepSkill
-from screamcast.grid import CubedSphereGrid
+from screamcast.grid import PhysicsGrid
 from screamcast.metrics import area_weighted_rmse
 from tests.rollout.test_run_nudged import PROG, args, cli, open_out
 
@@ -23,7 +23,7 @@ def test_streaming_skill_equals_the_finished_outputs(
     output, truth = open_out(out), xr.open_zarr(tiny_store)
     variables = [*PROG, "precip"]
     times = output["time"].values
-    area = CubedSphereGrid(16).area
+    area = PhysicsGrid.for_face_size(16).area
     offline = StepSkill(truth, variables, times, area)
     offline.add_from_output(output, range(len(times)))
     assert offline.table() == streamed  # bit for bit
@@ -54,7 +54,7 @@ def test_a_resumed_rollout_scores_the_steps_it_did_not_run(tiny_checkpoint, tiny
 def test_no_scores_without_the_truth(tiny_store):
     truth = xr.open_zarr(tiny_store)
     late = truth["time"].values[-1] + np.arange(3) * np.timedelta64(3, "h")
-    assert StepSkill.covering(truth, ["u"], late, CubedSphereGrid(16).area) is None
+    assert StepSkill.covering(truth, ["u"], late, PhysicsGrid.for_face_size(16).area) is None
     assert StepSkill.covering(truth, ["q"], truth["time"].values[:2], None) is None
 
 

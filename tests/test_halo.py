@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 import torch
 
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.halo import HaloOperator
 
 
 @pytest.fixture(scope="module")
 def op():
-    return HaloOperator(TileLayout(CubedSphereGrid(24), tile=8, halo=4))
+    return HaloOperator(TileLayout(PhysicsGrid.for_face_size(24), tile=8, halo=4))
 
 
 def explicit_gather(layout, x):
@@ -104,7 +104,7 @@ LAYOUTS = [
 @pytest.mark.parametrize("n, tile, halo", LAYOUTS)
 @pytest.mark.parametrize("B, C", [(1, 1), (2, 3)])
 def test_operator_identities_hold_for_every_accepted_layout(n, tile, halo, B, C):
-    op = HaloOperator(TileLayout(CubedSphereGrid(n), tile=tile, halo=halo))
+    op = HaloOperator(TileLayout(PhysicsGrid.for_face_size(n), tile=tile, halo=halo))
     gen = torch.Generator().manual_seed(n + tile + halo)
     x = torch.randn(B, C, 6, n, n, dtype=torch.float64, generator=gen)
     tiles = op.gather(x)
@@ -123,7 +123,7 @@ def test_operator_identities_hold_for_every_accepted_layout(n, tile, halo, B, C)
 
 
 def test_zero_halo_is_plain_tiling():
-    op0 = HaloOperator(TileLayout(CubedSphereGrid(8), tile=4, halo=0))
+    op0 = HaloOperator(TileLayout(PhysicsGrid.for_face_size(8), tile=4, halo=0))
     x = torch.randn(1, 1, 6, 8, 8)
     tiles = op0.gather(x)
     torch.testing.assert_close(tiles[1, 0], x[0, 0, 0, :4, 4:], rtol=0, atol=0)

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from screamcast import metrics as m
-from screamcast.grid import CubedSphereGrid
+from screamcast.grid import PhysicsGrid
 
 
 def test_rmse_and_bias_known_answers():
-    area = CubedSphereGrid(8).area
+    area = PhysicsGrid.for_face_size(8).area
     truth = np.zeros((6, 8, 8))
     assert m.area_weighted_rmse(truth + 3.0, truth, area) == pytest.approx(3.0)
     assert m.area_weighted_bias(truth - 2.0, truth, area) == pytest.approx(-2.0)

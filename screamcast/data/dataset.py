@@ -23,8 +23,9 @@ import torch
 import zarr
 from zarr.core.sync import sync
 
+from screamcast.data.arrays import channel_arrays, in_memory_arrays, is_column_store
 from screamcast.data.crops import assemble, plan_crop
-from screamcast.data.forcing import cos_zenith_broadcast, position_features
+from screamcast.data.forcing import cos_zenith_from_terms, position_features, solar_terms
 from screamcast.data.remote import StoreError, with_retries, zarr_store
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
@@ -140,6 +141,12 @@ class CropDataset(torch.utils.data.Dataset):
         per pixel, built on first use)."""
         return position_features(self.geo.lat, self.geo.lon)
 
+    @cached_property
+    def _solar(self) -> np.ndarray:
+        """``(4, T)`` the time-only terms of the zenith angle at every store time, in the
+        store's calendar (:func:`~screamcast.data.forcing.solar_terms`): computed once."""
+        return np.stack(solar_terms(self.times))
+
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
 
@@ -153,14 +160,18 @@ class CropDataset(torch.utils.data.Dataset):
             if self.store_wrapper is not None:
                 store = self.store_wrapper(store)
             group = zarr.open_group(store, mode="r")
+            variables = self.prognostic + self.diagnostic
+            if is_column_store(group):  # E3SM's ncol order: mapped onto the faces, in memory
+                source = in_memory_arrays(self.url, self.storage_options, variables, self.static)
+            else:  # one array per channel (a level of a 3-D variable is a channel)
+                source = channel_arrays(group, variables + self.static, self.url)
             if self.in_memory:  # {variables: (V, [time,] 6, P, P)} extended faces, see below
                 self._check_memory()
                 self._arrays = {
-                    tuple(g): self._load_extended(group, g, static) for g, static in self._groups()
+                    tuple(g): self._load_extended(source, g, static) for g, static in self._groups()
                 }
             else:
-                names = self.prognostic + self.diagnostic + self.static
-                self._arrays = {v: group[v].async_array for v in names}
+                self._arrays = source
             self._pid = os.getpid()
         return self._arrays
 
@@ -178,7 +189,7 @@ class CropDataset(torch.utils.data.Dataset):
                 f"read chunk by chunk) or shorten the time range"
             )
 
-    def _load_extended(self, group: Any, names: list[str], static: bool) -> np.ndarray:
+    def _load_extended(self, source: dict, names: list[str], static: bool) -> np.ndarray:
         """Small stores: the extended faces of the dataset's time range, built once per process,
         so that a crop is a slice. ``(V, [T,] 6, P, P)`` float32: ``(P / n)^2`` times the
         raw variables in memory. Ring values are the same float64 sums :func:`assemble`
@@ -191,7 +202,7 @@ class CropDataset(torch.utils.data.Dataset):
         ext = np.empty((len(names), *T, 6, P, P), dtype=np.float32)
         src, w = L.ring_sources, L.ring_weights  # (R, k) flat into (6, n, n); (R, k)
         for i, v in enumerate(names):
-            raw = group[v][times]  # ([T,] 6, n, n), one read of the range
+            raw = source[v][times]  # ([T,] 6, n, n), one read of the range
             self._check_finite(v, raw, static)
             ext[i, ..., H : H + n, H : H + n] = raw
             flat_in = raw.reshape(-1, 6 * n * n)  # (T or 1, 6 n n)
@@ -333,7 +344,7 @@ class CropDataset(torch.utils.data.Dataset):
         target = np.empty((B, k, len(outputs), S, S), np.float32)
         static = np.empty((B, F + 4, S, S), np.float32)  # static variables, sin/cos lat, lon
         area = np.empty((B, S, S), np.float32)
-        times = np.empty((B, k + 1), "datetime64[ns]")
+        when = np.empty((B, k + 1), np.int64)  # time indices of each sample
         for b, ((t, face, oy, ox), crop) in enumerate(zip(draws, crops, strict=True)):
             win = (face, slice(oy, oy + S), slice(ox, ox + S))
             for c, v in enumerate(outputs):
@@ -344,9 +355,10 @@ class CropDataset(torch.utils.data.Dataset):
                 static[b, c] = crop[v]
             static[b, F:] = self._trig[(slice(None), *win)]  # (4, S, S)
             area[b] = self.geo.area[win[1:]]  # the same on every face
-            times[b] = self.times[t : t + k + 1]
+            when[b] = np.arange(t, t + k + 1)
         trig = static[:, F:, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
-        cz = cos_zenith_broadcast(times[:, :, None, None], *trig)  # (B, k + 1, S, S)
+        terms = self._solar[:, when, None, None]  # (4, B, k + 1, 1, 1)
+        cz = cos_zenith_from_terms(terms, *trig)  # (B, k + 1, S, S)
         sun = np.maximum(0.0, cz)  # insolation / S0
         area /= area.mean(axis=(1, 2), keepdims=True)
         batch = {
@@ -391,8 +403,10 @@ def _region(sel: tuple) -> str:
 
 
 def _decode_time(group: Any) -> np.ndarray:
-    """CF-decode the ``time`` array of a zarr group to datetime64[ns]."""
+    """CF-decode the ``time`` array of a zarr group to cftime, in the store's calendar."""
     import xarray as xr
 
+    from screamcast.data.calendar import DECODER
+
     var = xr.Variable(("time",), group["time"][:], dict(group["time"].attrs))
-    return xr.coding.times.CFDatetimeCoder().decode(var).values.astype("datetime64[ns]")
+    return DECODER.decode(var).values

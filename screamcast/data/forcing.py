@@ -14,13 +14,26 @@ import numpy as np
 SOLAR_CONSTANT = 1361.0  # W m-2
 
 
-def _day_of_year_and_utc_hours(time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    t = np.asarray(time, dtype="datetime64[ns]")
-    year_start = t.astype("datetime64[Y]").astype("datetime64[ns]")
-    day_start = t.astype("datetime64[D]").astype("datetime64[ns]")
-    doy = (day_start - year_start) / np.timedelta64(1, "D") + 1.0
-    hours = (t - day_start) / np.timedelta64(1, "h")
-    return doy, hours
+def day_of_year_and_hours(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Day of the year (1-based) in the times' own calendar and UTC hours, shaped like
+    ``times``: cftime objects (any calendar; attributes only, no cftime import, so the GPU
+    check runs without it) or datetime64 (proleptic Gregorian)."""
+    times = np.asarray(times)
+    if times.dtype.kind == "M":
+        t = times.astype("datetime64[ns]")
+        day = t.astype("datetime64[D]").astype("datetime64[ns]")
+        doy = (day - t.astype("datetime64[Y]").astype("datetime64[ns]")) / np.timedelta64(1, "D")
+        return doy + 1.0, (t - day) / np.timedelta64(1, "h")
+    flat = times.ravel()
+    doy = np.array([t.dayofyr for t in flat], dtype=np.float64)
+    hours = np.array([t.hour + t.minute / 60 + t.second / 3600 for t in flat], dtype=np.float64)
+    return doy.reshape(times.shape), hours.reshape(times.shape)
+
+
+def year_length(times: np.ndarray) -> float:
+    """The year of the declination formula: 360 days in a ``360_day`` calendar, else 365."""
+    first = np.asarray(times).flat[0]
+    return 360.0 if getattr(first, "calendar", "") == "360_day" else 365.0
 
 
 def position_trig(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -30,7 +43,8 @@ def position_trig(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def cos_zenith(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
-    """Cosine of the solar zenith angle; ``time`` ``(T,)`` datetime64, lat/lon in degrees.
+    """Cosine of the solar zenith angle; ``time`` ``(T,)`` (cftime in the store's calendar, or
+    datetime64), lat/lon in degrees.
 
     Returns ``(T, *lat.shape)``.
     """
@@ -48,8 +62,8 @@ def cos_zenith_broadcast(time: np.ndarray, sin_lat, cos_lat, sin_lon, cos_lon) -
 def solar_terms(time: np.ndarray) -> tuple[np.ndarray, ...]:
     """``sin`` and ``cos`` of the declination, ``cos a`` and ``sin a`` (the hour angle is
     ``a + lon``), shaped like ``time``: all of the zenith angle that depends on time alone."""
-    doy, hours = _day_of_year_and_utc_hours(time)
-    decl = np.radians(23.44) * np.sin(2 * np.pi * (doy - 81.0) / 365.0)
+    doy, hours = day_of_year_and_hours(time)
+    decl = np.radians(23.44) * np.sin(2 * np.pi * (doy - 81.0) / year_length(time))
     a = 2 * np.pi * hours / 24.0 - np.pi
     return np.sin(decl), np.cos(decl), np.cos(a), np.sin(a)
 

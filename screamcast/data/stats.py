@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from screamcast.grid.cubed_sphere import CubedSphereGrid
+from screamcast.grid.physics import PhysicsGrid
 
 
 @dataclass
@@ -69,7 +69,7 @@ def compute_stats(
     time_range: tuple[int, int] | None = None,
 ) -> Stats:
     """Stream over ``ds`` in blocks of ``block`` times (only the training period if given)."""
-    area = CubedSphereGrid(ds.sizes["y"]).area
+    area = PhysicsGrid.from_name(ds.attrs["grid"]).area  # recorded by open_store
     lo, hi = time_range or (0, ds.sizes["time"])
     stats = Stats()
     for var in variables:

@@ -9,16 +9,26 @@ was expected. Remote stores go through s3fs (:mod:`screamcast.data.remote`).
 
 from __future__ import annotations
 
+import datetime as dt
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
+from screamcast.data.calendar import DECODER, CalendarError, calendar_of, seconds
+from screamcast.data.channels import ChannelError, expand, with_channels
 from screamcast.data.remote import StoreError, with_retries, zarr_store
-from screamcast.grid.cubed_sphere import CubedSphereGrid, latlon_to_xyz
-from screamcast.grid.ncol import columns_to_grid, ncol_to_grid_index
+from screamcast.grid.cubed_sphere import CubedSphereGrid
+from screamcast.grid.ncol import (
+    TOLERANCE_CELLS,
+    columns_to_grid,
+    ncol_to_grid_index,
+    position_tolerance,
+    worst_distance,
+)
+from screamcast.grid.physics import PhysicsGrid
 
 NATIVE_DIMS = ("time", "face", "y", "x")
 LATLON_DIMS = ("time", "lat", "lon")
@@ -33,6 +43,8 @@ def open_store(
     retries: int = 3,
     latlon: bool = False,
     assume_grid: bool = False,
+    pg: int = 2,
+    levels: Mapping[str, Sequence[int]] | None = None,
 ) -> xr.Dataset:
     """Open and validate a store; returns a lazy dataset in the native ``(time, face, y, x)``.
 
@@ -41,7 +53,11 @@ def open_store(
     the grid through :mod:`screamcast.grid.ncol` (in memory: convert large ones once with
     :func:`convert_ncol_store`). ``latlon=True`` also accepts a regular ``(time, lat, lon)``
     store (a nudging reference), returned as it is after :func:`validate_latlon`.
-    ``assume_grid``: accept a cube store without lat/lon coordinates as on the grid.
+    ``assume_grid``: accept a cube store without lat/lon coordinates as on the grid; ``pg``:
+    cells per element edge of the physics grid when the store's attrs do not name its grid.
+    A 3-D variable among ``variables`` stands for its channels (:mod:`screamcast.data.channels`,
+    ``levels`` a subset per variable), which the returned dataset holds as 2-D variables:
+    :func:`~screamcast.data.channels.expand` gives their names.
     """
     url = str(url)
     store = zarr_store(url, storage_options, retries)
@@ -49,7 +65,7 @@ def open_store(
     def open_lazily() -> xr.Dataset:
         with warnings.catch_warnings():  # v3 stores have no consolidated metadata: expected
             warnings.filterwarnings("ignore", "Failed to open Zarr store with consolidated")
-            return xr.open_zarr(store, consolidated=None, chunks=None)
+            return xr.open_zarr(store, consolidated=None, chunks=None, decode_times=DECODER)
 
     try:
         ds = with_retries(open_lazily, url, retries)
@@ -59,13 +75,22 @@ def open_store(
         ) from err
     if not ds.data_vars:
         raise StoreError(f"store {url} is empty: it has no variables")
+    where = f"store {url}"
+    try:
+        if "ncol" in ds.dims:
+            ds = ncol_to_native(ds, store_grid(ds, url, n, pg), name=url)
+        variables = expand(ds, variables, levels, where)
+        static_variables = expand(ds, static_variables, levels, where)
+        ds = with_channels(ds, [*variables, *static_variables], where)
+    except ChannelError as err:
+        raise StoreError(str(err)) from None
     if latlon and "lat" in ds.dims and "lon" in ds.dims:
         validate_latlon(ds, url, variables)
         ds.attrs["screamcast_url"] = url
         return ds
-    if "ncol" in ds.dims:
-        ds = ncol_to_native(ds, n, name=url)
-    validate(ds, url, variables, static_variables, n, assume_grid)
+    grid = validate(ds, url, variables, static_variables, n, assume_grid, pg)
+    if grid is not None:
+        ds.attrs["grid"] = grid.name
     ds.attrs["screamcast_url"] = url
     return ds
 
@@ -88,17 +113,23 @@ def describe_non_finite(
 
 def open_configured(data, retries: int = 3) -> xr.Dataset:
     """The store a :class:`~screamcast.config.DataConfig` names, opened and validated for its
-    variables, face size and grid."""
-    variables = list(data.prognostic) + list(data.diagnostic)
-    return open_store(
+    variables, face size and grid. ``data``'s variable lists are resolved in place: a 3-D
+    variable becomes its channels (``T_mid`` -> ``T_mid[0]``, ...), the names the network,
+    statistics and checkpoints use."""
+    ds = open_store(
         data.url,
         data.storage_options,
-        variables,
+        list(data.prognostic) + list(data.diagnostic),
         list(data.static),
         data.n,
         retries,
         assume_grid=data.assume_grid,
+        pg=data.pg,
+        levels=data.levels,
     )
+    for key in ("prognostic", "diagnostic", "static"):
+        setattr(data, key, expand(ds, list(getattr(data, key)), data.levels, f"store {data.url}"))
+    return ds
 
 
 def validate(
@@ -108,8 +139,10 @@ def validate(
     static_variables: Sequence[str] = (),
     n: int | None = None,
     assume_grid: bool = False,
-) -> None:
-    """Raise :class:`StoreError` naming ``name`` and what is wrong; see :func:`open_store`."""
+    pg: int = 2,
+) -> PhysicsGrid | None:
+    """Raise :class:`StoreError` naming ``name`` and what is wrong; see :func:`open_store`.
+    Returns the store's grid (None for a store without faces)."""
     have = sorted(ds.data_vars)
     for var in (*variables, *static_variables):
         if var not in ds:
@@ -125,18 +158,45 @@ def validate(
         raise StoreError(f"store {name}: dimension 'face' has size {ds.sizes['face']}, expected 6")
     if "y" in ds.sizes and ds.sizes.get("x") != ds.sizes["y"]:
         raise StoreError(f"store {name}: faces are {ds.sizes['y']}x{ds.sizes.get('x')}, not square")
-    if n is not None and "y" in ds.sizes and ds.sizes["y"] != n:
-        raise StoreError(
-            f"store {name}: face size is {ds.sizes['y']}, but the configured grid has n={n}"
-        )
-    if "y" in ds.sizes and (variables or static_variables):
-        _check_grid(ds, name, assume_grid)
+    grid = store_grid(ds, name, n, pg) if "y" in ds.sizes else None
+    if grid is not None and (variables or static_variables):
+        _check_grid(ds, name, grid, assume_grid)
     if variables:
         _validate_time(ds, name)
+    return grid
 
 
-def _check_grid(ds: xr.Dataset, name: str, assume_grid: bool) -> None:
-    """The store's ``lat`` and ``lon`` must be the grid's cell centres, cell by cell.
+def store_grid(ds: xr.Dataset, name: str, n: int | None = None, pg: int = 2) -> PhysicsGrid:
+    """The physics grid a store is on: its ``grid`` attr when that names one (``ne24pg2``), or
+    EAM's ``ne``/``fv_nphys`` attrs, else ``ne<n/pg>pg<pg>`` of its face size. A configured face
+    size ``n`` that differs is refused."""
+    size = ds.sizes["y"] if "y" in ds.sizes else int(round(np.sqrt(ds.sizes["ncol"] / 6)))
+    attr = str(ds.attrs.get("grid", ""))
+    if attr.startswith("ne") and "pg" in attr:
+        grid = PhysicsGrid.from_name(attr)
+    elif "ne" in ds.attrs and "fv_nphys" in ds.attrs:
+        grid = PhysicsGrid(int(ds.attrs["ne"]), int(ds.attrs["fv_nphys"]))
+    else:
+        try:
+            grid = PhysicsGrid.for_face_size(size, pg)
+        except ValueError as err:
+            raise StoreError(f"store {name}: {err}") from None
+    if grid.n != size:
+        raise StoreError(
+            f"store {name}: its attrs say grid {grid.name} (faces of {grid.n} cells), but its "
+            f"faces have {size} cells"
+        )
+    if n is not None and grid.n != n:
+        raise StoreError(
+            f"store {name}: face size is {grid.n}, but the configured grid has n={n} (the store "
+            f"is on {grid.name})"
+        )
+    return grid
+
+
+def _check_grid(ds: xr.Dataset, name: str, grid: PhysicsGrid, assume_grid: bool) -> None:
+    """The store's ``lat`` and ``lon`` must be the grid's cell centres, cell by cell, to a
+    small fraction of a cell (:func:`~screamcast.grid.ncol.position_tolerance`).
 
     Checking ``lat`` alone let equatorial faces in another order and mirrored faces through
     (errors 3-5x larger, exit 0). A store without coordinates is refused unless the user
@@ -151,18 +211,21 @@ def _check_grid(ds: xr.Dataset, name: str, assume_grid: bool) -> None:
             "face order cannot be checked: add them, or declare that it is on the configured "
             "grid (assume_grid)"
         )
-    grid = CubedSphereGrid(ds.sizes["y"])
-    xyz = latlon_to_xyz(ds["lat"].values.astype(float), ds["lon"].values.astype(float))
-    chord = np.linalg.norm(xyz - grid.xyz, axis=-1)  # (6, n, n)
-    worst = np.unravel_index(int(np.nanargmax(np.nan_to_num(chord, nan=np.inf))), chord.shape)
-    degrees = float(np.degrees(2 * np.arcsin(min(np.nan_to_num(chord[worst], nan=2.0) / 2, 1.0))))
-    if degrees > 1e-3:
-        cell = 90.0 / grid.n  # a cell's width along the equator, in degrees
+    lat, lon = ds["lat"].values, ds["lon"].values
+    worst, dist = worst_distance(grid.xyz, lat, lon)
+    if dist > position_tolerance(grid, lat.dtype):
+        cell = tuple(int(i) for i in np.unravel_index(worst, grid.shape))
+        equiangular = worst_distance(CubedSphereGrid(grid.n).xyz, lat, lon)[1] < 1e-9
+        hint = (
+            f": these are the centres of the equiangular cubed sphere n={grid.n}, which "
+            "screamcast wrote before it used E3SM's grid; regenerate the store"
+            if equiangular
+            else ": another grid, face order or orientation"
+        )
         raise StoreError(
-            f"store {name}: the cell at (face, y, x) = {tuple(int(i) for i in worst)} lies "
-            f"{degrees:.3g} degrees ({degrees / cell:.3g} cell widths) from that cell of the "
-            f"equiangular cubed sphere n={grid.n} (HOMME face order): another grid, face order "
-            "or orientation"
+            f"store {name}: the cell at (face, y, x) = {cell} lies {np.degrees(dist):.3g} degrees "
+            f"({dist / grid.cell_width():.3g} cell widths) from that cell of {grid.name} (HOMME "
+            f"face order, tolerance {TOLERANCE_CELLS:g} cell widths){hint}"
         )
 
 
@@ -209,63 +272,99 @@ def _refuse_radians(ds: xr.Dataset, name: str) -> None:
 
 
 def _validate_time(ds: xr.Dataset, name: str) -> None:
+    """Increasing times at a constant step, in the store's own calendar (a ``noleap`` store is
+    regular across Feb 28 -> Mar 1 of a leap year)."""
     if "time" not in ds.coords or ds.sizes.get("time", 0) == 0:
         raise StoreError(f"store {name} has no 'time' values")
     t = ds["time"].values
+    if t.dtype.kind not in "MO":
+        raise StoreError(
+            f"store {name}: 'time' is not decodable as CF time (units "
+            f"{ds['time'].attrs.get('units', 'missing')!r}): expected e.g. 'days since 0001-01-01'"
+        )
+    try:
+        calendar_of(t, f"store {name}")
+    except CalendarError as err:
+        raise StoreError(str(err)) from None
     if ds.sizes["time"] == 1:
         return
-    dt = np.diff(t)
-    bad = np.flatnonzero(dt <= np.timedelta64(0))
+    steps = np.array([seconds(d) for d in np.diff(t)])
+    bad = np.flatnonzero(steps <= 0)
     if bad.size:
         i = int(bad[0])
         raise StoreError(
             f"store {name}: time is not increasing at index {i + 1} ({t[i]} then {t[i + 1]})"
         )
-    irregular = np.flatnonzero(dt != dt[0])
+    irregular = np.flatnonzero(steps != steps[0])
     if irregular.size:
         i = int(irregular[0])
         raise StoreError(
-            f"store {name}: irregular time step: {dt[i] / np.timedelta64(1, 'm'):g} min between "
-            f"index {i} and {i + 1}, expected a constant {dt[0] / np.timedelta64(1, 'm'):g} min"
+            f"store {name}: irregular time step: {steps[i] / 60:g} min between index {i} "
+            f"({t[i]}) and {i + 1} ({t[i + 1]}), expected a constant {steps[0] / 60:g} min "
+            f"({calendar_of(t)} calendar)"
         )
 
 
-def time_step(ds: xr.Dataset) -> np.timedelta64:
+def dataset_grid(ds: xr.Dataset) -> PhysicsGrid:
+    """The grid of a dataset :func:`open_store` returned (it records the grid's name)."""
+    return PhysicsGrid.from_name(ds.attrs["grid"])
+
+
+def time_step(ds: xr.Dataset) -> dt.timedelta:
+    """The store's step, in its own calendar (zero for a single time)."""
     t = ds["time"].values
-    return t[1] - t[0] if t.size > 1 else np.timedelta64(0, "s")
+    return t[1] - t[0] if t.size > 1 else dt.timedelta(0)
 
 
-def ncol_to_native(ds: xr.Dataset, n: int | None, name: str = "store") -> xr.Dataset:
-    """A column-layout dataset ``(time, ncol)`` on the ``(time, face, y, x)`` grid, in memory."""
-    ncol = ds.sizes["ncol"]
-    n = n or int(round(np.sqrt(ncol / 6)))
-    grid = CubedSphereGrid(n)
+def ncol_to_native(ds: xr.Dataset, grid: PhysicsGrid, name: str = "store") -> xr.Dataset:
+    """A column-layout dataset (E3SM's ``ncol`` order) on the native grid, in memory:
+    ``(time, ncol)`` -> ``(time, face, y, x)``, and a level dim before or after ``ncol``
+    (``(time, lev, ncol)``, EAM; ``(time, ncol, lev)``, EAMxx) -> ``(time, lev, face, y, x)``.
+    Variables without ``ncol`` (e.g. ``hyai``) are kept as they are."""
     index = ncol_to_grid_index(grid, ds["lat"].values, ds["lon"].values, name=name)
     out = {}
     for var, da in ds.data_vars.items():
-        if "ncol" not in da.dims or da.dims[-1] != "ncol":
+        if "ncol" not in da.dims:
+            if var not in ("lat", "lon", "area"):
+                out[var] = da
             continue
-        dims = (*da.dims[:-1], "face", "y", "x")
-        out[var] = (dims, columns_to_grid(da.values, index, n), da.attrs)
-    coords = {"lat": (NATIVE_DIMS[1:], grid.lat), "lon": (NATIVE_DIMS[1:], grid.lon)}
-    if "time" in ds.coords:
-        coords["time"] = ds["time"].values
-    return xr.Dataset(out, coords=coords, attrs=ds.attrs)
+        extra = [d for d in da.dims if d not in ("time", "ncol")]
+        if len(extra) > 1:
+            raise StoreError(
+                f"store {name}: variable '{var}' has dims {da.dims}: more than one dim besides "
+                f"time and ncol ({', '.join(extra)}); split it into variables of one level dim"
+            )
+        order = [d for d in ("time", *extra) if d in da.dims]
+        values = da.transpose(*order, "ncol").values  # (time?, lev?, ncol)
+        out[var] = ((*order, "face", "y", "x"), columns_to_grid(values, index, grid.n), da.attrs)
+    coords = {
+        "lat": (NATIVE_DIMS[1:], grid.lat, {"units": "degrees_north"}),
+        "lon": (NATIVE_DIMS[1:], grid.lon, {"units": "degrees_east"}),
+        "area": (NATIVE_DIMS[1:], grid.area, {"units": "sr"}),
+    }
+    coords |= {c: ds[c].variable for c in ds.coords if "ncol" not in ds[c].dims}
+    return xr.Dataset(out, coords=coords, attrs=ds.attrs | {"grid": grid.name})
 
 
-def convert_ncol_store(src: str, dst: str | Path, n: int | None = None, block: int = 24) -> Path:
+def convert_ncol_store(
+    src: str, dst: str | Path, n: int | None = None, block: int = 24, pg: int = 2
+) -> Path:
     """Write a native-layout copy of a column store, ``block`` times at a time."""
-    ds = xr.open_zarr(zarr_store(src), chunks=None)
+    ds = xr.open_zarr(zarr_store(src), chunks=None, decode_times=DECODER)
+    grid = store_grid(ds, src, n, pg)
     dst = Path(dst)
     for b0 in range(0, ds.sizes.get("time", 1), block):
         part = ds.isel(time=slice(b0, b0 + block)) if "time" in ds.dims else ds
-        native = ncol_to_native(part.load(), n, name=src)
+        native = ncol_to_native(part.load(), grid, name=src)
         if b0 == 0:
-            n_ = native.sizes["y"]
+            n_ = grid.n
             enc = {
-                v: {"chunks": (1, 1, n_, n_)} for v in native.data_vars if "time" in native[v].dims
+                v: {"chunks": (1,) * (native[v].ndim - 2) + (n_, n_)}
+                for v in native.data_vars
+                if "time" in native[v].dims
             }
             native.to_zarr(dst, mode="w-", encoding=enc)
         else:
-            native.drop_vars(["lat", "lon"]).to_zarr(dst, append_dim="time")
+            keep = [v for v in native.data_vars if "time" in native[v].dims]
+            native[keep].drop_vars(["lat", "lon", "area"]).to_zarr(dst, append_dim="time")
     return dst

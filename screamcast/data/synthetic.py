@@ -20,16 +20,19 @@ so a rollout can be scored against an exact truth:
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from screamcast import __version__
+from screamcast.data.calendar import canonical, encode, parse, seconds
 from screamcast.data.forcing import cos_zenith, insolation
-from screamcast.data.time_coding import time_units
-from screamcast.grid.cubed_sphere import CubedSphereGrid, latlon_to_xyz
+from screamcast.grid.cubed_sphere import latlon_to_xyz
+from screamcast.grid.physics import PhysicsGrid
 
 EARTH_RADIUS = 6.37122e6  # m
 OMEGA = 7.292e-5  # s-1
@@ -99,9 +102,11 @@ def tracer(p: FlowParameters, t: float, xyz: np.ndarray) -> np.ndarray:
     return np.exp(-d2 / (2 * p.hill_width**2)).sum(-1)
 
 
-def temperature(time: np.datetime64, lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
-    """288 K - 40 K sin^2(lat) + 6 K times the unclipped cos Z three hours earlier."""
-    lagged = np.atleast_1d(time) - np.timedelta64(3, "h")
+def temperature(time, lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
+    """288 K - 40 K sin^2(lat) + 6 K times the unclipped cos Z three hours earlier (``time``
+    a cftime date in any calendar, or datetime64)."""
+    lag = np.timedelta64(3, "h") if isinstance(time, np.datetime64) else dt.timedelta(hours=3)
+    lagged = np.atleast_1d(time) - lag
     cz = cos_zenith(lagged, lat_deg, lon_deg)[0]
     return 288.0 - 40.0 * np.sin(np.radians(lat_deg)) ** 2 + 6.0 * cz
 
@@ -112,9 +117,9 @@ def precipitation(zeta: np.ndarray, sun: np.ndarray) -> np.ndarray:
     return 2e-3 * excess**2 * (0.5 + sun / 1361.0)
 
 
-def evaluate(p: FlowParameters, time: np.datetime64, start: np.datetime64, lat, lon) -> dict:
+def evaluate(p: FlowParameters, time, start, lat, lon) -> dict:
     """Every time-dependent field at one time, on points given by lat/lon in degrees."""
-    t = float((time - start) / np.timedelta64(1, "s"))
+    t = seconds(time - start)
     phi, lam = np.radians(lat), np.radians(lon)
     u, v, zeta = rossby_haurwitz(p, t, phi, lam)
     sun = insolation(np.atleast_1d(time), lat, lon)[0]
@@ -135,23 +140,37 @@ def static_fields(lat: np.ndarray, lon: np.ndarray) -> dict:
     return {"orography": 2500.0 * np.maximum(0.0, shape - 0.2) ** 1.5, "land_fraction": land}
 
 
-def _times(start: str, days: float, step_hours: float) -> tuple[np.datetime64, np.ndarray]:
-    """The start and every output time, ``step_hours`` apart over ``days`` (both ends)."""
-    t0 = np.datetime64(start, "ns")
+def output_times(
+    start: str, days: float, step_hours: float, calendar: str
+) -> tuple[Any, np.ndarray]:
+    """The start and every output time, ``step_hours`` apart over ``days`` (both ends), as
+    cftime dates of ``calendar``."""
+    t0 = parse(start, canonical(calendar), "start")
     count = int(round(days * 24 / step_hours)) + 1
-    return t0, t0 + np.arange(count) * np.timedelta64(int(step_hours * 3600), "s")
+    step = dt.timedelta(seconds=int(round(step_hours * 3600)))
+    return t0, np.array([t0 + k * step for k in range(count)], dtype=object)
 
 
-def _attrs(name: str) -> dict:
+def time_encoding(times: np.ndarray) -> dict:
+    """Exact integer counts in the times' own calendar (a 20-min step is no whole number of
+    float hours)."""
+    _, units, calendar = encode(times)
+    return {"units": units, "calendar": calendar, "dtype": "int64"}
+
+
+def variable_attrs(name: str) -> dict:
     units, standard, long = ATTRS[name]
     return {"units": units, "standard_name": standard, "long_name": long}
 
 
-def _block_mean(field: np.ndarray, factor: int) -> np.ndarray:
-    """``(..., 6, n, n) -> (..., 6, n/f, n/f)``: the mean over each ``f x f`` block."""
+def _block_mean(field: np.ndarray, area: np.ndarray, factor: int) -> np.ndarray:
+    """``(..., 6, n, n) -> (..., 6, n/f, n/f)``: the area-weighted mean over each ``f x f``
+    block (``area (6, n, n)``); blocks of whole elements, so they tile the coarse elements."""
     *lead, six, n, _ = field.shape
     m = n // factor
-    return field.reshape(*lead, six, m, factor, m, factor).mean(axis=(-3, -1))
+    blocks = (six, m, factor, m, factor)
+    a = area.reshape(blocks)
+    return (field.reshape(*lead, *blocks) * a).sum(axis=(-3, -1)) / a.sum(axis=(-3, -1))
 
 
 def write_store(
@@ -166,19 +185,22 @@ def write_store(
     coarsen: int = 1,
     zarr_format: int | None = None,
     block: int = 24,
+    calendar: str = "proleptic_gregorian",
 ) -> Path:
-    """Write the analytic truth on an ``n`` cubed sphere to a new zarr store at ``path``.
+    """Write the analytic truth on E3SM's physics grid ``ne<n/2>pg2`` to a new zarr store.
 
-    ``coarsen > 1`` evaluates on the ``n * coarsen`` grid and block-averages to ``n`` (how the
-    coarse nudging reference is made: the same truth, resolved at lower resolution). Written
+    ``coarsen > 1`` evaluates on the ``n * coarsen`` grid and takes area-weighted block means
+    down to ``n`` (how the coarse nudging reference is made: the same truth, resolved at lower
+    resolution; the blocks are whole elements, whose union is a coarse element). Written
     ``block`` times at a time, so memory stays flat in the number of days.
     """
     path = Path(path)
     if path.exists():
         raise FileExistsError(f"{path} already exists; remove it or choose another path")
-    fine = CubedSphereGrid(n * coarsen)
+    grid = PhysicsGrid.for_face_size(n)
+    fine = PhysicsGrid(grid.ne * coarsen, grid.pg)
     p = FlowParameters(seed=seed)
-    t0, times = _times(start, days, step_hours)
+    t0, times = output_times(start, days, step_hours, calendar)
     chunk = chunk or (n if n <= 64 else 128)  # fewer, larger chunks: zarr pays per chunk
     chunks = (time_chunk, 1, min(chunk, n), min(chunk, n))
     block = max(block // time_chunk, 1) * time_chunk  # appends stay chunk-aligned
@@ -186,15 +208,15 @@ def write_store(
     for b0 in range(0, len(times), block):
         tb = times[b0 : b0 + block]
         fields = [evaluate(p, t, t0, fine.lat, fine.lon) for t in tb]
-        ds = _time_block(fields, tb, CubedSphereGrid(n), coarsen)
+        ds = _time_block(fields, tb, grid, fine.area, coarsen)
         # every block carries the attrs: an append replaces the store's attrs with its own
-        ds.attrs = _store_attrs(n, coarsen, seed)
+        ds.attrs = _store_attrs(grid, coarsen, seed)
         if b0 == 0:
             ds = _with_statics(ds, fine, coarsen)
             encoding = {name: {"chunks": chunks} for name in PROGNOSTIC + DIAGNOSTIC}
             encoding |= {name: {"chunks": chunks[1:]} for name in STATIC}
             # exact integer counts (a 20-min step is not a whole number of float hours)
-            encoding["time"] = {"units": time_units(times, t0), "dtype": "int64"}
+            encoding["time"] = time_encoding(times)
             ds.to_zarr(
                 path,
                 mode="w-",
@@ -203,47 +225,51 @@ def write_store(
                 consolidated=consolidated,
             )
         else:
-            ds.drop_vars(["lat", "lon"]).to_zarr(path, append_dim="time", consolidated=consolidated)
+            ds = ds.drop_vars(["lat", "lon", "area"])
+            ds.to_zarr(path, append_dim="time", consolidated=consolidated)
     return path
 
 
 DIMS = ("face", "y", "x")
 
 
-def _time_block(fields: list[dict], times, grid: CubedSphereGrid, coarsen: int) -> xr.Dataset:
+def _time_block(
+    fields: list[dict], times, grid: PhysicsGrid, fine_area: np.ndarray, coarsen: int
+) -> xr.Dataset:
     """The time-dependent variables of ``fields`` (one dict per time), block-averaged."""
     data_vars = {
         name: (
             ("time", *DIMS),
-            _block_mean(np.stack([f[name] for f in fields]), coarsen).astype(np.float32),
-            _attrs(name),
+            _block_mean(np.stack([f[name] for f in fields]), fine_area, coarsen).astype(np.float32),
+            variable_attrs(name),
         )
         for name in PROGNOSTIC + DIAGNOSTIC
     }
     coords = {
         "lat": (DIMS, grid.lat, {"units": "degrees_north", "standard_name": "latitude"}),
         "lon": (DIMS, grid.lon, {"units": "degrees_east", "standard_name": "longitude"}),
+        "area": (DIMS, grid.area, {"units": "sr", "long_name": "cell area (unit sphere)"}),
         "time": ("time", times),
     }
     return xr.Dataset(data_vars, coords=coords)
 
 
-def _with_statics(ds: xr.Dataset, fine: CubedSphereGrid, coarsen: int) -> xr.Dataset:
+def _with_statics(ds: xr.Dataset, fine: PhysicsGrid, coarsen: int) -> xr.Dataset:
     """The first block also carries the static fields."""
     statics = static_fields(fine.lat, fine.lon)
     for name in STATIC:
-        ds[name] = (DIMS, _block_mean(statics[name], coarsen).astype(np.float32))
-        ds[name].attrs = _attrs(name)
+        ds[name] = (DIMS, _block_mean(statics[name], fine.area, coarsen).astype(np.float32))
+        ds[name].attrs = variable_attrs(name)
     return ds
 
 
-def _store_attrs(n: int, coarsen: int, seed: int) -> dict:
+def _store_attrs(grid: PhysicsGrid, coarsen: int, seed: int) -> dict:
     return {
         "title": "screamcast analytic flows (exact truth)",
         "source": f"screamcast {__version__} screamcast.data.synthetic",
-        "grid": f"equiangular cubed sphere, n={n}, HOMME face order",
+        "grid": grid.name,
         "seed": seed,
-        "coarsened_from": n * coarsen,
+        "coarsened_from": f"ne{grid.ne * coarsen}pg{grid.pg}",
         "Conventions": "CF-1.8",
     }
 
@@ -255,6 +281,7 @@ def write_latlon_reference(
     step_hours: float = 6.0,
     seed: int = 0,
     start: str = "2020-01-01T00:00",
+    calendar: str = "proleptic_gregorian",
 ) -> Path:
     """The prognostic truth on a regular ``nlat x 2*nlat`` lat-lon grid (cell centres)."""
     path = Path(path)
@@ -264,7 +291,7 @@ def write_latlon_reference(
     lon = (np.arange(2 * nlat) + 0.5) * 180.0 / nlat
     lat2, lon2 = np.meshgrid(lat, lon, indexing="ij")
     p = FlowParameters(seed=seed)
-    t0, times = _times(start, days, step_hours)
+    t0, times = output_times(start, days, step_hours, calendar)
     fields = [evaluate(p, t, t0, lat2, lon2) for t in times]
     ds = xr.Dataset(
         {
@@ -274,9 +301,9 @@ def write_latlon_reference(
         coords={"time": times, "lat": ("lat", lat), "lon": ("lon", lon)},
     )
     for name in PROGNOSTIC:
-        ds[name].attrs = _attrs(name)
+        ds[name].attrs = variable_attrs(name)
     ds["lat"].attrs["units"], ds["lon"].attrs["units"] = "degrees_north", "degrees_east"
-    ds.to_zarr(path, mode="w-", consolidated=False)
+    ds.to_zarr(path, mode="w-", consolidated=False, encoding={"time": time_encoding(times)})
     return path
 
 
@@ -290,13 +317,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--step-hours", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0, help="places the tracer hills")
     ap.add_argument("--start", default="2020-01-01T00:00")
+    ap.add_argument(
+        "--calendar", default="proleptic_gregorian", help="CF calendar of the times (e.g. noleap)"
+    )
     ap.add_argument("--chunk", type=int, default=None, help="chunk side (default: n up to 64)")
     ap.add_argument("--reference", type=Path, help="also write a coarse nudging reference here")
     ap.add_argument("--reference-coarsen", type=int, default=4)
     ap.add_argument("--reference-step-hours", type=float, default=6.0)
     ap.add_argument("--latlon-reference", type=Path, help="also write a lat-lon reference here")
     args = ap.parse_args(argv)
-    kw = dict(days=args.days, seed=args.seed, start=args.start)
+    kw = dict(days=args.days, seed=args.seed, start=args.start, calendar=args.calendar)
     write_store(args.output, args.n, step_hours=args.step_hours, chunk=args.chunk, **kw)
     print(f"wrote {args.output}")
     if args.reference:

@@ -3,6 +3,7 @@
 """Cubed-sphere geometry in pure numpy (and scikit-learn for neighbour search); no torch."""
 
 from screamcast.grid.cubed_sphere import FACE_AXES, CubedSphereGrid
+from screamcast.grid.physics import PhysicsGrid
 from screamcast.grid.tiling import TileLayout
 
-__all__ = ["FACE_AXES", "CubedSphereGrid", "TileLayout"]
+__all__ = ["FACE_AXES", "CubedSphereGrid", "PhysicsGrid", "TileLayout"]

@@ -2,6 +2,9 @@
 # Copyright 2026 The screamcast authors
 """Equiangular gnomonic cubed sphere with E3SM/HOMME face numbering.
 
+Not E3SM's physics grid (that is :mod:`screamcast.grid.physics`, whose cells are not
+equiangular): kept for the face geometry both share and for analytic checks.
+
 Arrays are laid out ``(face, y, x)``: ``x`` runs along the face's ``alpha`` axis ``e_a`` and
 ``y`` along ``beta`` (``e_b``). See ``docs/data.md`` for the face table and
 ``../shared/reference/cubed-sphere.md`` for the formulas.
@@ -129,6 +132,14 @@ class CubedSphereGrid:
         X, Y = edges[None, :], edges[:, None]  # corners: (y, x)
         F = np.arctan(X * Y / np.sqrt(1.0 + X**2 + Y**2))
         return F[1:, 1:] - F[1:, :-1] - F[:-1, 1:] + F[:-1, :-1]
+
+    def extended_xyz(self, face, ix, iy) -> np.ndarray:
+        """Centres of cells ``(ix, iy)``, also past the face edge, ``(*shape, 3)``."""
+        return gnomonic_xyz(face, self.centre_angles(ix), self.centre_angles(iy))
+
+    def extended_area(self, first: int, count: int) -> np.ndarray:
+        """Areas of the ``count x count`` cells from index ``first``, ``(y, x)``."""
+        return self.face_cell_areas(np.arange(first, first + count + 1))
 
     def edge_distance(self) -> np.ndarray:
         """Pixels between each cell and the nearest face edge (0 on the edge row), ``(6, n, n)``."""

@@ -32,5 +32,5 @@ class ExtendedFaceGeometry:
         ring = layout.ring_mask
         lat[ring], lon[ring] = xyz_to_latlon(layout.ring_target_xyz())
         self.lat, self.lon = lat, lon
-        # the gnomonic area formula holds past the face edge too: (P, P), the same on every face
-        self.area = layout.grid.face_cell_areas(np.arange(P + 1) - H).astype(np.float32)
+        # the extended cells' own areas, past the face edge too: (P, P), the same on every face
+        self.area = layout.grid.extended_area(-H, P).astype(np.float32)

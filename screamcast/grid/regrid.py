@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
-from screamcast.grid.cubed_sphere import CubedSphereGrid, latlon_to_xyz
+from screamcast.grid.cubed_sphere import latlon_to_xyz
+from screamcast.grid.physics import PhysicsGrid
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def regular_spacing_deg(lat: np.ndarray, lon: np.ndarray) -> float:
 
 
 def nearest_map(
-    grid: CubedSphereGrid, lat: np.ndarray, lon: np.ndarray, max_distance_deg: float | None = None
+    grid: PhysicsGrid, lat: np.ndarray, lon: np.ndarray, max_distance_deg: float | None = None
 ) -> NearestMap:
     """The nearest of the points ``(lat, lon)`` (degrees, any shape, flattened) to every cell.
 

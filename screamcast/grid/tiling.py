@@ -5,7 +5,8 @@
 Each face is padded with a ring of width ``halo`` (the *extended face*, ``n + 2*halo`` square).
 Tiles are ``tile + 2*halo`` windows of the extended face at stride ``tile``. Inside the face a
 pixel is its own source (weight 1). A ring pixel lies past the face edge: its target point is
-the gnomonic extension of the face's grid, which falls between the neighbour face's cell
+the extension of the face's grid (E3SM's element lattice continued along the face's great
+circles, :meth:`PhysicsGrid.extended_xyz`), which falls between the neighbour face's cell
 centres, so its value is an inverse-distance-weighted mean of its ``k`` nearest cell centres on
 the other faces (scikit-learn ``NearestNeighbors`` on unit vectors).
 """
@@ -17,7 +18,8 @@ from functools import cached_property
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
-from screamcast.grid.cubed_sphere import CubedSphereGrid, gnomonic_xyz
+from screamcast.grid.cubed_sphere import CubedSphereGrid
+from screamcast.grid.physics import PhysicsGrid
 
 
 class TileLayout:
@@ -27,7 +29,14 @@ class TileLayout:
     ``t = (face * tiles_per_side + ty) * tiles_per_side + tx``.
     """
 
-    def __init__(self, grid: CubedSphereGrid, tile: int, halo: int, k: int = 2, power: float = 1.0):
+    def __init__(
+        self,
+        grid: PhysicsGrid | CubedSphereGrid,
+        tile: int,
+        halo: int,
+        k: int = 2,
+        power: float = 1.0,
+    ):
         n = grid.n
         for name, value, low in (("tile", tile, 1), ("halo", halo, 0), ("k", k, 1)):
             if not isinstance(value, (int, np.integer)) or value < low:
@@ -90,9 +99,7 @@ class TileLayout:
     def ring_target_xyz(self) -> np.ndarray:
         """Unit vectors of the ring pixels' target points, ``(R, 3)`` in ``ring_mask`` order."""
         f, py, px = np.nonzero(self.ring_mask)
-        a = self.grid.centre_angles(px - self.halo)
-        b = self.grid.centre_angles(py - self.halo)
-        return gnomonic_xyz(f, a, b)
+        return self.grid.extended_xyz(f, px - self.halo, py - self.halo)
 
     @cached_property
     def _ring(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

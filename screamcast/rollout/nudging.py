@@ -20,9 +20,10 @@ import numpy as np
 import torch
 import xarray as xr
 
+from screamcast.data.calendar import seconds
 from screamcast.data.remote import with_retries
 from screamcast.data.store import describe_non_finite
-from screamcast.grid.cubed_sphere import CubedSphereGrid
+from screamcast.grid.physics import PhysicsGrid
 from screamcast.grid.regrid import NearestMap, latlon_points, nearest_map, regular_spacing_deg
 
 
@@ -37,8 +38,8 @@ class Nudger:
         variables: list[str],
         state_vars: list[str],
         tau_hours: float,
-        dt: np.timedelta64,
-        n: int,
+        dt,  # the model's step: datetime.timedelta (cftime) or np.timedelta64
+        grid: PhysicsGrid,
         name: str = "reference",
         partial: str = "nudge",
     ):
@@ -54,20 +55,22 @@ class Nudger:
                 raise NudgingError(f"{name} has no variable '{v}' to nudge toward")
         self.map: NearestMap | None = None
         self.factor = 1
+        self._grid = grid  # its cell areas weight the group and block means
+        self._weights: dict[tuple, torch.Tensor] = {}
         if "lat" in reference.dims and "lon" in reference.dims:  # a regular lat-lon grid
-            self._grid = CubedSphereGrid(n)  # its cell areas weight the group means too
             self.map = self._latlon_map(reference, name, partial)
             self._groups: dict[tuple, tuple[torch.Tensor, ...]] = {}
         else:
-            n_ref = reference.sizes["y"]
-            if n % n_ref:
-                raise NudgingError(f"{name}: face size {n_ref} does not divide the model's n={n}")
-            self.factor = n // n_ref
+            self.factor = _block_factor(grid, reference, name)
         self.reference, self.name = reference, name
         self.index = [state_vars.index(v) for v in variables]
         self.variables, self.tau_hours = list(variables), tau_hours
-        self.alpha = 1.0 - math.exp(-(dt / np.timedelta64(1, "s")) / (tau_hours * 3600.0))
+        self.alpha = 1.0 - math.exp(-seconds(dt) / (tau_hours * 3600.0))
         self.times = reference["time"].values
+        self.reference_calendar = str(
+            reference.attrs.get("reference_calendar", getattr(self.times[0], "calendar", ""))
+            or "proleptic_gregorian"
+        )
         self._cache: dict[int, np.ndarray] = {}
         self._pending: dict[int, Future] = {}  # the next time index, being read
         self._reader: ThreadPoolExecutor | None = None
@@ -98,7 +101,7 @@ class Nudger:
             )
         return "identity" if self.factor == 1 else f"block mean over {self.factor}x{self.factor}"
 
-    def check_covers(self, first: np.datetime64, last: np.datetime64) -> None:
+    def check_covers(self, first: object, last: object) -> None:
         if first < self.times[0] or last > self.times[-1]:
             raise NudgingError(
                 f"{self.name} covers {self.times[0]} to {self.times[-1]}, but the rollout needs "
@@ -155,7 +158,7 @@ class Nudger:
             self._reader.shutdown(wait=True, cancel_futures=True)
             self._reader, self._pending = None, {}
 
-    def target(self, time: np.datetime64) -> np.ndarray:
+    def target(self, time: object) -> np.ndarray:
         """The reference at ``time``, linear in time between its samples: ``(V, 6, m, m)``
         (``(V, nlat, nlon)`` for a lat-lon reference)."""
         i = int(np.searchsorted(self.times, time, side="right")) - 1
@@ -164,7 +167,7 @@ class Nudger:
         w = (time - self.times[i]) / (self.times[i + 1] - self.times[i])
         return (1 - w) * self._at(i) + w * self._at(i + 1)
 
-    def apply(self, x: torch.Tensor, time: np.datetime64) -> torch.Tensor:
+    def apply(self, x: torch.Tensor, time: object) -> torch.Tensor:
         """Nudge the prognostic state ``x (C, 6, n, n)`` in place toward the reference."""
         ref = torch.as_tensor(self.target(time), dtype=x.dtype, device=x.device)
         if self.map is not None:
@@ -176,10 +179,22 @@ class Nudger:
                 x[c] += self.alpha * (ref[k] - field)
             else:
                 m = field.shape[-1] // f
-                coarse = field.reshape(6, m, f, m, f).mean(dim=(2, 4))  # (6, m, m)
+                w = self._block_weights(x)  # (6, n, n), summing to 1 over each block
+                coarse = (field * w).reshape(6, m, f, m, f).sum(dim=(2, 4))  # (6, m, m)
                 delta = (ref[k] - coarse).repeat_interleave(f, 1).repeat_interleave(f, 2)
                 x[c] += self.alpha * delta
         return x
+
+    def _block_weights(self, like: torch.Tensor) -> torch.Tensor:
+        """Each model cell's share of its ``f x f`` block's area, ``(6, n, n)``."""
+        key = (like.device, like.dtype)
+        if key not in self._weights:
+            f, n = self.factor, self._grid.n
+            area = self._grid.area  # (6, n, n)
+            block = area.reshape(6, n // f, f, n // f, f).sum(axis=(2, 4))  # (6, m, m)
+            share = area / block.repeat(f, 1).repeat(f, 2)
+            self._weights[key] = torch.as_tensor(share, dtype=like.dtype, device=like.device)
+        return self._weights[key]
 
     def _group_tensors(self, like: torch.Tensor) -> tuple[torch.Tensor, ...]:
         key = (like.device, like.dtype)
@@ -217,6 +232,7 @@ class Nudger:
             "nudge_alpha": self.alpha,
             "nudge_projection": self.projection,
             "nudge_coverage": coverage,
+            "nudge_reference_calendar": self.reference_calendar,
         }
 
 
@@ -236,3 +252,16 @@ _UNIT_SPELLINGS = {
 def _canonical_units(units: str) -> str:
     u = " ".join(str(units).strip().split())
     return _UNIT_SPELLINGS.get(u.lower(), u)
+
+
+def _block_factor(grid: PhysicsGrid, reference: xr.Dataset, name: str) -> int:
+    """How many model cells a reference cell spans along each axis: the reference's grid must
+    be the model's coarsened by whole elements (``ne`` a divisor, the same ``pg``), so that its
+    elements are unions of the model's."""
+    ref = PhysicsGrid.from_name(reference.attrs["grid"])
+    if ref.pg != grid.pg or grid.ne % ref.ne:
+        raise NudgingError(
+            f"{name} is on {ref.name}, which is not {grid.name} coarsened by whole elements "
+            f"(its ne must divide {grid.ne} and its pg be {grid.pg})"
+        )
+    return grid.ne // ref.ne

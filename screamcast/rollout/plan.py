@@ -9,6 +9,7 @@ start time, reference coverage and values, the initial condition's values, the o
 
 from __future__ import annotations
 
+import datetime
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +21,16 @@ from omegaconf import DictConfig, OmegaConf
 from screamcast import __version__
 from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
-from screamcast.data.store import describe_non_finite, open_store, time_step
-from screamcast.grid import CubedSphereGrid
+from screamcast.data.calendar import (
+    CalendarError,
+    calendar_of,
+    in_model_calendar,
+    parse,
+    seconds,
+)
+from screamcast.data.channels import ChannelError, expand, grouped, level_coordinate
+from screamcast.data.store import dataset_grid, describe_non_finite, open_store, time_step
+from screamcast.grid import PhysicsGrid
 from screamcast.rollout import output as out
 from screamcast.rollout.nudging import Nudger
 from screamcast.rollout.stepper import Reassembly, resolve_precision
@@ -68,9 +77,9 @@ class RolloutPlan:
     diag: list[str]
     static: list[str]
     ds: xr.Dataset
-    grid: CubedSphereGrid
-    out_times: np.ndarray  # (steps + 1,) datetime64[ns]
-    dt: np.timedelta64
+    grid: PhysicsGrid
+    out_times: np.ndarray  # (steps + 1,) cftime, in the initial condition's calendar
+    dt: datetime.timedelta
     nudger: Nudger | None
     attrs: dict
     var_attrs: dict
@@ -78,17 +87,23 @@ class RolloutPlan:
     action: str  # create | resume | replace
     initial: np.ndarray | None  # (V, 6, n, n) prognostic + diagnostic at the start (not resume)
     static_fields: np.ndarray  # (S, 6, n, n)
+    levels: dict = field(default_factory=dict)  # 3-D variables' {var: (dim, values, attrs)}
 
 
 def _start_index(times: np.ndarray, start: str | None, data: str) -> int:
     if start is None:
         return 0
-    t = np.datetime64(start, "ns")
+    calendar = calendar_of(times)
+    try:
+        t = parse(start, calendar, "--start")
+    except CalendarError as err:
+        raise RolloutError(f"{err} (the calendar of {data})") from None
     hit = np.flatnonzero(times == t)
     if hit.size == 0:
+        step = f", step {seconds(times[1] - times[0]) / 60:g} min" if len(times) > 1 else ""
         raise RolloutError(
-            f"start {start} is not a time of {data} ({times[0]} to {times[-1]}, step "
-            f"{(times[1] - times[0]) / np.timedelta64(1, 'm'):g} min)"
+            f"start {start} is not a time of {data} ({times[0]} to {times[-1]}{step}, "
+            f"{calendar} calendar)"
         )
     return int(hit[0])
 
@@ -126,12 +141,16 @@ def _check_options(o: RolloutOptions) -> None:
         raise RolloutError(f"nudge_tau_hours must be positive, got {o.nudge_tau_hours}")
 
 
-def _nudger(o: RolloutOptions, prog: list[str], dt, n: int, out_times, var_attrs) -> Nudger | None:
+def _nudger(o: RolloutOptions, prog: list[str], dt, ds, out_times, var_attrs) -> Nudger | None:
     if not o.reference:
         if o.nudge_vars:
             raise RolloutError("nudge_vars need a reference to nudge toward")
         return None
-    nudge_vars = o.nudge_vars or [v for v in prog if v in ("u", "v", "temperature")]
+    defaults = [v for v in prog if v in ("u", "v", "temperature")]
+    try:  # a 3-D variable stands for all its channels, T_mid[10:] for those from level 10 on
+        nudge_vars = expand(ds, o.nudge_vars, where=f"nudge_vars ({o.data})") or defaults
+    except ChannelError as err:
+        raise RolloutError(str(err)) from None
     unknown = [v for v in nudge_vars if v not in prog]
     if unknown:
         raise RolloutError(
@@ -140,13 +159,18 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, n: int, out_times, var_attrs
     ref = open_store(
         o.reference, o.storage_options, nudge_vars, (), None, latlon=True, assume_grid=o.assume_grid
     )
+    try:
+        ref = in_model_calendar(ref, calendar_of(out_times), o.reference)
+    except CalendarError as err:
+        raise RolloutError(str(err)) from None
+    _check_levels(ds, ref, nudge_vars, o.reference)
     nudger = Nudger(
         ref,
         nudge_vars,
         prog,
         o.nudge_tau_hours,
         dt,
-        n,
+        dataset_grid(ds),
         name=o.reference,
         partial=o.partial_reference,
     )
@@ -154,6 +178,19 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, n: int, out_times, var_attrs
     nudger.check_units({v: var_attrs.get(v, {}).get("units") for v in nudge_vars})
     nudger.target(out_times[1])  # the first values it needs: read and checked before any step
     return nudger
+
+
+def _check_levels(ds: xr.Dataset, ref: xr.Dataset, channels: list[str], name: str) -> None:
+    """A 3-D channel is nudged toward the same level of the reference: the level's coordinate
+    value must be the model's (a reference on other levels is refused, never regridded)."""
+    for ch in channels:
+        want, have = ds[ch].attrs.get("level"), ref[ch].attrs.get("level")
+        if want is not None and have != want:
+            raise RolloutError(
+                f"reference {name}: '{ch}' is at level {have} along "
+                f"'{ref[ch].attrs.get('level_dim')}', the model's at {want}: the reference "
+                "must hold the model's levels"
+            )
 
 
 def _attrs(o: RolloutOptions, sha256: str, out_times, dt, nudger: Nudger | None) -> dict:
@@ -165,7 +202,8 @@ def _attrs(o: RolloutOptions, sha256: str, out_times, dt, nudger: Nudger | None)
         "initial_condition": str(o.data),
         "start": str(out_times[0]),
         "steps": int(o.steps),
-        "time_step_minutes": float(dt / np.timedelta64(1, "m")),
+        "time_step_minutes": seconds(dt) / 60.0,
+        "calendar": calendar_of(out_times),
         "reassembly": o.reassembly.value,
         "halo_adjoint": int(o.reassembly.halo_adjoint),
         "halo_adjoint_cross_face": int(o.reassembly.cross_face),
@@ -194,9 +232,15 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
     ds = open_store(o.data, o.storage_options, prog, static, n, assume_grid=o.assume_grid)
     times, dt = ds["time"].values, _time_step(ds, desc, o.data)
     i0 = _start_index(times, o.start, o.data)
-    out_times = times[i0] + np.arange(o.steps + 1) * dt
+    out_times = np.array([times[i0] + k * dt for k in range(o.steps + 1)])  # in its calendar
     var_attrs = {v: dict(ds[v].attrs) for v in prog + diag if v in ds}
-    nudger = _nudger(o, prog, dt, n, out_times, var_attrs)
+    grid = dataset_grid(ds)
+    if grid.name != desc.grid.name:
+        raise RolloutError(
+            f"checkpoint {o.checkpoint} was trained on grid {desc.grid.name}, but the initial "
+            f"condition {o.data} is on {grid.name}"
+        )
+    nudger = _nudger(o, prog, dt, ds, out_times, var_attrs)
     try:
         attrs = _attrs(o, ckpt.sha256, out_times, dt, nudger)
         if action == "resume":
@@ -207,7 +251,6 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
         if nudger is not None:
             nudger.close()
         raise
-    grid = CubedSphereGrid(n)
     return RolloutPlan(
         o,
         ckpt,
@@ -226,13 +269,18 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
         action,
         initial,
         static_fields,
+        {
+            v: level_coordinate(ds, v)
+            for v, m in grouped(prog + diag).items()
+            if m[0][1] is not None
+        },
     )
 
 
-def _time_step(ds: xr.Dataset, desc: fmt.ModelDescription, name: str) -> np.timedelta64:
+def _time_step(ds: xr.Dataset, desc: fmt.ModelDescription, name: str) -> datetime.timedelta:
     """The store's step, which must be the one the checkpoint was trained at."""
     dt = time_step(ds)
-    trained, step_min = desc.time_step_minutes, float(dt / np.timedelta64(1, "m"))
+    trained, step_min = desc.time_step_minutes, seconds(dt) / 60.0
     if trained is not None and abs(trained - step_min) > 1e-6:
         raise RolloutError(
             f"{name} has a {step_min:g} min time step; "

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 import xarray as xr
 
+from screamcast.data.calendar import DECODER, seconds
 from screamcast.data.stats import Stats
 from screamcast.evaluate import StepSkill
 from screamcast.file_lock import FileLock
@@ -58,7 +59,13 @@ def _execute(
     """Rank 0 under the output's lock: create / replace in the staging directory, or resume."""
     action = out.check_existing(plan.output, plan.options.resume, plan.options.overwrite)
     writer = RolloutWriter(
-        plan.output, plan.prog + plan.diag, plan.var_attrs, plan.grid, plan.attrs, plan.out_times
+        plan.output,
+        plan.prog + plan.diag,
+        plan.var_attrs,
+        plan.grid,
+        plan.attrs,
+        plan.out_times,
+        plan.levels,
     )
     if action == "resume":  # checked again under the lock: the output may have moved on
         out.check_resume_settings(plan.output, plan.attrs)
@@ -101,7 +108,9 @@ def _start(
         writer.note_resume(done, plan.attrs["command"])
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
     if skill is not None:  # the steps written before the interruption, one at a time
-        skill.add_from_output(xr.open_zarr(plan.output, consolidated=False), range(k0 + 1))
+        skill.add_from_output(
+            xr.open_zarr(plan.output, consolidated=False, decode_times=DECODER), range(k0 + 1)
+        )
     return k0, torch.as_tensor(fields[:C])
 
 
@@ -144,7 +153,7 @@ def _steps(
                 skill.add(k + 1, y.numpy())
             if bar is not None:
                 bar.update(1)
-                hours = (k + 1 - k0) * plan.dt / np.timedelta64(1, "h")
+                hours = (k + 1 - k0) * seconds(plan.dt) / 3600.0
                 bar.set_postfix(sim_h_per_wall_s=f"{hours / (time.perf_counter() - t_wall):.1f}")
     finally:
         if writer is not None:

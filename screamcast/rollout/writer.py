@@ -19,8 +19,9 @@ import xarray as xr
 import zarr
 from zarr.core.sync import sync
 
-from screamcast.data.time_coding import encode_times
-from screamcast.grid import CubedSphereGrid
+from screamcast.data.calendar import DECODER, encode
+from screamcast.data.channels import grouped
+from screamcast.grid import PhysicsGrid
 
 
 class OutputExistsError(FileExistsError):
@@ -38,12 +39,20 @@ class RolloutWriter:
         path: str | Path,
         variables: list[str],
         var_attrs: dict[str, dict],
-        grid: CubedSphereGrid,
+        grid: PhysicsGrid,
         attrs: dict,
         times: np.ndarray | None = None,
+        levels: dict[str, tuple[str, np.ndarray, dict]] | None = None,
     ):
         self.path, self.variables, self.var_attrs = Path(path), variables, var_attrs
         self.grid, self.attrs, self.times = grid, attrs, times
+        # 3-D variables' vertical coordinates, {var: (dim, values, attrs)} (the store's)
+        self.levels = levels or {}
+        # where each channel goes: (output variable, position along its level dim or None)
+        self.targets: list[tuple[str, int | None]] = [("", None)] * len(variables)
+        for var, members in grouped(variables).items():
+            for pos, (i, level) in enumerate(members):
+                self.targets[i] = (var, None if level is None else pos)
         self._group = None
         self._arrays = None
         self._pool: ThreadPoolExecutor | None = None
@@ -60,31 +69,61 @@ class RolloutWriter:
         # zarr pays a fixed cost per chunk written: small grids keep a whole step of a variable
         # in one chunk; large ones one face per chunk (a 2048^2 face is 16 MB already)
         chunks = (1, 6, n, n) if n <= 256 else (1, 1, n, n)
-        for v in self.variables:
-            arr = group.create_array(
-                v,
-                shape=(T, 6, n, n),
-                chunks=chunks,
-                dtype="float32",
-                fill_value=np.nan,
-                dimension_names=dims,
-            )
-            arr.attrs.update(self.var_attrs.get(v, {}))
-        values, units = encode_times(self.times)
+        for var, members in grouped(self.variables).items():
+            self._create_variable(group, var, members, T, chunks)
+        values, units, calendar = encode(self.times)  # in the initial condition's calendar
         t = group.create_array("time", shape=(T,), dtype="int64", dimension_names=["time"])
         t[:] = values
-        t.attrs.update({"units": units, "calendar": "proleptic_gregorian", "standard_name": "time"})
+        t.attrs.update({"units": units, "calendar": calendar, "standard_name": "time"})
         for name, values, units in (
             ("lat", self.grid.lat, "degrees_north"),
             ("lon", self.grid.lon, "degrees_east"),
+            ("area", self.grid.area, "sr"),
         ):
             c = group.create_array(
                 name, shape=values.shape, dtype="float64", dimension_names=dims[1:]
             )
             c[:] = values
             c.attrs["units"] = units
-        group.attrs.update(dict(self.attrs) | {"complete_steps": 0, "coordinates": "lat lon"})
+        extra = {"complete_steps": 0, "coordinates": "lat lon area", "grid": self.grid.name}
+        group.attrs.update(dict(self.attrs) | extra)
         self._group = group
+
+    def _create_variable(self, group, var: str, members: list, T: int, chunks: tuple) -> None:
+        """A 2-D variable ``(time, face, y, x)``, or a 3-D one ``(time, lev, face, y, x)``
+        holding its channels' levels with their coordinate values (the store's)."""
+        n, first = self.grid.n, self.variables[members[0][0]]
+        attrs = {k: v for k, v in self.var_attrs.get(first, {}).items() if k != "level"}
+        attrs.pop("level_dim", None)
+        if members[0][1] is None:
+            shape, dims = (T, 6, n, n), ["time", "face", "y", "x"]
+        else:
+            dim, values, coord_attrs = self.levels[var]
+            chosen = values[[level for _, level in members]]
+            shape, dims, chunks = (
+                (T, len(members), 6, n, n),
+                ["time", dim, "face", "y", "x"],
+                (
+                    chunks[0],
+                    1,
+                    *chunks[1:],
+                ),
+            )
+            if dim not in group:
+                c = group.create_array(
+                    dim, shape=chosen.shape, dtype=chosen.dtype, dimension_names=[dim]
+                )
+                c[:] = chosen
+                c.attrs.update(coord_attrs)
+        arr = group.create_array(
+            var,
+            shape=shape,
+            chunks=chunks,
+            dtype="float32",
+            fill_value=np.nan,
+            dimension_names=dims,
+        )
+        arr.attrs.update(attrs)
 
     def _open(self):
         if self._group is None:
@@ -104,14 +143,19 @@ class RolloutWriter:
         if self.times is not None and self.times[k] != time:
             raise ValueError(f"step {k} of {self.path} is {self.times[k]}, not {time}")
         if self._arrays is None:
-            self._arrays = [group[v].async_array for v in self.variables]
+            self._arrays = [(group[v].async_array, pos) for v, pos in self.targets]
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="rollout-writer")
         data = np.array(fields, dtype=np.float32)  # a copy: the caller's buffer is free again
         self._pending = self._pool.submit(self._write, k, data)
 
     def _write(self, k: int, data: np.ndarray) -> None:
         async def write_all():  # every variable's chunks in flight at once
-            await asyncio.gather(*(a.setitem(k, data[i]) for i, a in enumerate(self._arrays)))
+            await asyncio.gather(
+                *(
+                    a.setitem(k if pos is None else (k, pos), data[i])
+                    for i, (a, pos) in enumerate(self._arrays)
+                )
+            )
 
         sync(write_all())
         self._group.attrs["complete_steps"] = k + 1  # only after every chunk is written
@@ -154,10 +198,12 @@ class RolloutWriter:
         steps = int(group.attrs.get("complete_steps", 0))
         if steps == 0:
             raise ValueError(f"output {self.path} has no complete step")
-        ds = xr.open_zarr(self.path, consolidated=False)
+        ds = xr.open_zarr(self.path, consolidated=False, decode_times=DECODER)
         if self.times is None:
             self.times = ds["time"].values
-        fields = np.stack([group[v][steps - 1] for v in self.variables])
+        fields = np.stack(
+            [group[v][steps - 1 if pos is None else (steps - 1, pos)] for v, pos in self.targets]
+        )
         return steps, ds["time"].values[steps - 1], fields
 
     def note_resume(self, steps: int, command: str) -> None:

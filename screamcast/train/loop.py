@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 from lightning.fabric import Fabric
 from omegaconf import OmegaConf
@@ -22,11 +21,12 @@ from screamcast import __version__
 from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
 from screamcast.config import TrainConfig, check_schema
+from screamcast.data.calendar import calendar_of, seconds
 from screamcast.data.dataset import CropDataset, time_range
 from screamcast.data.stats import Stats, compute_stats
-from screamcast.data.store import open_configured, time_step
+from screamcast.data.store import dataset_grid, open_configured, time_step
 from screamcast.file_lock import FileLock
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
 from screamcast.train.loss import rollout_loss
 from screamcast.train.metrics_log import MetricsLog
@@ -49,34 +49,43 @@ class StepBatches(torch.utils.data.Sampler):
         return self.stop - self.start
 
 
-def describe(cfg: TrainConfig, stats: Stats, dt_minutes: float) -> fmt.ModelDescription:
+def describe(
+    cfg: TrainConfig, stats: Stats, dt_minutes: float, grid: str, calendar: str
+) -> fmt.ModelDescription:
+    """What inference needs besides the weights; ``grid`` and ``calendar`` are the store's."""
     d = cfg.data
     return fmt.ModelDescription(
         variables=fmt.Variables(tuple(d.prognostic), tuple(d.diagnostic), tuple(d.static)),
-        grid=fmt.GridSpec(d.n, d.tile, d.halo),
+        grid=fmt.GridSpec(d.n, d.tile, d.halo, grid),
         config=OmegaConf.to_container(cfg, resolve=True),
         stats=stats.to_dict(),
         time_step_minutes=dt_minutes,
+        calendar=calendar,
         screamcast_version=__version__,
     )
 
 
-def check_compatible(description: fmt.ModelDescription, cfg: TrainConfig, path: str) -> None:
-    """Refuse a checkpoint whose variables, grid or architecture differ from the config."""
+def check_compatible(
+    description: fmt.ModelDescription, cfg: TrainConfig, path: str, grid: str
+) -> None:
+    """Refuse a checkpoint whose variables, grid or architecture differ from the config and
+    the store's ``grid``."""
     d, m = cfg.data, cfg.model
     want = {
         "variables": {k: list(d[k]) for k in ("prognostic", "diagnostic", "static")},
-        "grid": {"n": d.n},
+        "grid": {"n": d.n, "name": grid},
         "model": {k: m[k] for k in ("width", "levels", "blocks")},
     }
     description.check(want, path, "the config")
 
 
-def make_checkpoint(cfg, stats, pipeline, optimizer, scheduler, step, samples, best, dt) -> dict:
+def make_checkpoint(
+    cfg, stats, pipeline, optimizer, scheduler, step, samples, best, dt, grid, calendar
+) -> dict:
     """Self-contained for inference (weights and the description), plus the state to resume
     (optimizer, scheduler, counters, RNG). Tensors and plain containers only."""
     return fmt.pack(
-        describe(cfg, stats, dt),
+        describe(cfg, stats, dt, grid, calendar),
         model=pipeline,
         optimizer=optimizer,
         scheduler=scheduler,
@@ -151,8 +160,9 @@ class Trainer:
         self.fabric, self.cfg, self.run_dir = fabric, cfg, run_dir
         self.rank0 = fabric.global_rank == 0
         d = cfg.data
-        self.ds = open_configured(d)
-        self.dt_minutes = float(time_step(self.ds) / np.timedelta64(1, "m"))
+        self.ds = open_configured(d)  # d's 3-D variables become their channels
+        self.dt_minutes = seconds(time_step(self.ds)) / 60.0
+        self.calendar = calendar_of(self.ds["time"].values)  # recorded in the checkpoints
         self.resumed_from = cio.choose_resume_checkpoint(run_dir, fabric)
         self.step, self.samples, self.best = 0, 0, float("inf")
         self._build_model()
@@ -164,7 +174,8 @@ class Trainer:
         path = self.resumed_from or cfg.init_from
         ckpt = fmt.load(path) if path else None
         if ckpt is not None:
-            check_compatible(fmt.ModelDescription.from_dict(ckpt["description"]), cfg, str(path))
+            desc = fmt.ModelDescription.from_dict(ckpt["description"])
+            check_compatible(desc, cfg, str(path), self.ds.attrs["grid"])
             return ckpt, Stats.from_dict(ckpt["description"]["stats"])
         T = self.ds.sizes["time"]
         variables = d.prognostic + d.diagnostic
@@ -210,7 +221,7 @@ class Trainer:
 
     def _build_data(self) -> None:
         cfg, d, fabric = self.cfg, self.cfg.data, self.fabric
-        layout = TileLayout(CubedSphereGrid(d.n), d.tile, d.halo)
+        layout = TileLayout(dataset_grid(self.ds), d.tile, d.halo)
         times = self.ds["time"].values
         world, rank = fabric.world_size, fabric.global_rank
         self.G = d.batch_size * world  # the global batch: sample step * G + i, i < G
@@ -278,6 +289,8 @@ class Trainer:
             self.samples,
             self.best,
             self.dt_minutes,
+            self.ds.attrs["grid"],
+            self.calendar,
         )
         cio.save_checkpoint_atomic(
             self.fabric, self.run_dir / cio.LATEST, state, best=is_best, keep_as=keep

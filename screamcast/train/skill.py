@@ -19,8 +19,8 @@ from screamcast import checkpoint_format as fmt
 from screamcast.config import TrainConfig, register
 from screamcast.data.dataset import CropDataset
 from screamcast.data.stats import Stats
-from screamcast.data.store import open_configured
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.data.store import dataset_grid, open_configured
+from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -33,7 +33,7 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     pipeline.load_state_dict(ckpt.weights)
     d = cfg.data
     ds = open_configured(d)
-    layout = TileLayout(CubedSphereGrid(d.n), d.tile, d.halo)
+    layout = TileLayout(dataset_grid(ds), d.tile, d.halo)
     valid = CropDataset.from_config(d, "valid", layout, ds["time"].values, seed=cfg.seed)
     batch = next(iter(torch.utils.data.DataLoader(valid, batch_size=d.valid_samples)))
     pred = pipeline.predict(batch["state"], batch["forcing"][:, 0:2, 0], batch["static"])

@@ -46,7 +46,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="also overlap-add across face edges; needs --halo-adjoint",
     )
     p.add_argument("--nudge-tau-hours", type=float, default=6.0)
-    p.add_argument("--nudge-vars", default="", help="comma-separated (default: u,v,temperature)")
+    p.add_argument(
+        "--nudge-vars",
+        default="",
+        help="comma-separated (default: u,v,temperature); a 3-D variable (T_mid) nudges all its "
+        "levels, T_mid[10:] those from level index 10 down (as EAMxx's vertical cutoff)",
+    )
     p.add_argument(
         "--partial-reference",
         choices=["nudge", "refuse"],
@@ -177,12 +182,14 @@ def demo_arguments() -> list[str]:
         train(cfg)
     import xarray as xr
 
-    times = xr.open_zarr(data, consolidated=False)["time"].values
+    from screamcast.data.calendar import DECODER
+
+    times = xr.open_zarr(data, consolidated=False, decode_times=DECODER)["time"].values
     k = 1
     while (ROOT / "demo_out" / f"rollout_{k:03d}.zarr").exists():
         k += 1
     (ROOT / "demo_out").mkdir(exist_ok=True)
-    start = str(times[-49].astype("datetime64[m]"))
+    start = times[-49].strftime("%Y-%m-%dT%H:%M")
     return [
         "--checkpoint",
         str(best),

@@ -11,7 +11,7 @@ import zarr
 from screamcast.data import dataset as dsmod
 from screamcast.data.dataset import CropDataset
 from screamcast.data.remote import BOTO_ATTEMPTS, StoreError
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.halo import HaloOperator
 
 PROG, DIAG, STATIC = ["u", "v", "tracer"], ["precip"], ["orography"]
@@ -19,7 +19,7 @@ PROG, DIAG, STATIC = ["u", "v", "tracer"], ["precip"], ["orography"]
 
 @pytest.fixture(scope="module")
 def layout():
-    return TileLayout(CubedSphereGrid(16), tile=8, halo=4)
+    return TileLayout(PhysicsGrid.for_face_size(16), tile=8, halo=4)
 
 
 def make(store, layout, **kw):
@@ -137,7 +137,7 @@ def test_a_batch_is_its_samples(tiny_store, layout):
 
 @pytest.mark.s3
 def test_s3_samples_equal_local_samples(s3, small_store):
-    layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
+    layout = TileLayout(PhysicsGrid.for_face_size(8), tile=4, halo=2)
     kw = dict(crop=6, steps=1, samples=4, seed=1)
     local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
     remote = CropDataset(s3["url"], layout, PROG, DIAG, STATIC, storage_options=s3["options"], **kw)
@@ -158,7 +158,7 @@ def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
     (2 tries here, to keep the test short), then the dataset reads the sample again (7
     refusals need 4 sample reads); past that, the error names the variable, the region, the
     store and the crop."""
-    layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
+    layout = TileLayout(PhysicsGrid.for_face_size(8), tile=4, halo=2)
     kw = dict(crop=6, steps=1, samples=2, seed=1, backoff=0.01)
     local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
     assert local.draw(1) == (0, 0, 5, 6)  # a crop that reaches into 2 neighbour faces
@@ -213,7 +213,7 @@ def test_a_silent_endpoint_fails_a_read_in_bounded_time(flaky_s3, small_store, c
     now bounded: botocore attempts x read_timeout, then the sample-level retries stop once
     give_up_after has passed. With a 1 s read timeout here: seconds, and the error and the
     retry warnings name what was being read."""
-    layout = TileLayout(CubedSphereGrid(8), tile=4, halo=2)
+    layout = TileLayout(PhysicsGrid.for_face_size(8), tile=4, halo=2)
     proxy, options = flaky_s3("/u/c/", failures=None, freeze=True)
     options |= {"config_kwargs": {"read_timeout": 1, "connect_timeout": 1}}
     remote = small_s3_crops(

@@ -6,7 +6,7 @@ import xarray as xr
 
 from screamcast.data.forcing import SOLAR_CONSTANT, insolation, position_features
 from screamcast.data.stats import Stats, compute_stats
-from screamcast.grid import CubedSphereGrid
+from screamcast.grid import PhysicsGrid
 
 
 def test_insolation_at_known_points():
@@ -17,7 +17,7 @@ def test_insolation_at_known_points():
 
 
 def test_global_mean_insolation_is_a_quarter_of_s0():
-    g = CubedSphereGrid(24)
+    g = PhysicsGrid.for_face_size(24)
     times = np.datetime64("2020-03-21") + np.arange(24) * np.timedelta64(1, "h")
     mean = (insolation(times, g.lat, g.lon) * g.area).sum((1, 2, 3)) / g.area.sum()
     assert mean.mean() == pytest.approx(SOLAR_CONSTANT / 4, rel=0.01)
@@ -31,7 +31,7 @@ def test_position_features():
 def test_stats_match_a_direct_computation_and_round_trip(tiny_store, tmp_path):
     ds = xr.open_zarr(tiny_store)
     stats = compute_stats(ds, ["u", "tracer"], ["orography"], block=5)
-    w = CubedSphereGrid(16).area
+    w = PhysicsGrid.for_face_size(16).area
     u = ds.u.values.astype(np.float64)
     mean = (u * w).sum() / (w.sum() * u.shape[0])
     std = np.sqrt((((u - mean) ** 2) * w).sum() / (w.sum() * u.shape[0]))

@@ -9,7 +9,7 @@ import numpy as np
 from screamcast.data.crops import plan_crop
 from screamcast.data.dataset import CropDataset
 from screamcast.data.read_counter import ReadCounter
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 
 PROG = ["u", "v", "vorticity", "tracer", "temperature"]
 DIAG, STATIC = ["precip"], ["orography", "land_fraction"]
@@ -26,7 +26,7 @@ def chunk_files(store: Path, var: str, lead: tuple, face: int, ys: slice, xs: sl
 
 
 def test_a_lazy_crop_reads_exactly_the_chunks_it_touches(tiny_store):
-    layout = TileLayout(CubedSphereGrid(16), tile=8, halo=4)
+    layout = TileLayout(PhysicsGrid.for_face_size(16), tile=8, halo=4)
     counters = []
 
     def wrap(store):

@@ -9,7 +9,7 @@ import xarray as xr
 
 from screamcast.data import remote
 from screamcast.data import store as st
-from screamcast.grid import CubedSphereGrid
+from screamcast.grid import CubedSphereGrid, PhysicsGrid
 from tests.conftest import free_port
 
 VARS = ["u", "v", "tracer"]
@@ -24,7 +24,7 @@ def test_open_local_store(tiny_store):
 def write(path, n=4, times=None, **override):
     """A small native store; ``override`` replaces or adds variables."""
     times = pd.date_range("2020-01-01", periods=4, freq="h") if times is None else times
-    g = CubedSphereGrid(n)
+    g = PhysicsGrid.for_face_size(n)
     data = np.zeros((len(times), 6, n, n), np.float32)
     ds = xr.Dataset(
         {"u": (("time", "face", "y", "x"), data), "orog": (("face", "y", "x"), data[0])},
@@ -65,13 +65,22 @@ BAD = [
     (
         lambda p: write(p / "a.zarr", times=hours(0, 1, 3, 4)),
         {"variables": ["u"]},
-        "irregular time step: 120 min between index 1 and 2, expected a constant 60 min",
+        r"irregular time step: 120 min between index 1 \(.*\) and 2 \(.*\), expected a constant 60",
     ),
     (empty, {}, "e.zarr is empty"),
     (
         lambda p: write(p / "a.zarr", lat=ZERO_LAT),
         {"variables": ["u"]},
-        r"lies .* degrees \(.* cell widths\) from that cell of the equiangular cubed sphere n=4",
+        r"lies .* degrees \(.* cell widths\) from that cell of ne2pg2 .*another grid",
+    ),
+    (  # a store of the equiangular cube screamcast wrote before (issue 14)
+        lambda p: write(
+            p / "a.zarr",
+            lat=faces(lambda g: g.lat, CubedSphereGrid(4)),
+            lon=faces(lambda g: g.lon, CubedSphereGrid(4)),
+        ),
+        {"variables": ["u"]},
+        r"0\.0\d+ cell widths\) from that cell of ne2pg2 .* the equiangular cubed sphere n=4",
     ),
     # checked by lat alone, these passed and ran with errors 3-5x larger (issue 20)
     (
@@ -96,8 +105,8 @@ BAD = [
 ]
 
 
-def faces(pick):
-    return (("face", "y", "x"), pick(CubedSphereGrid(4)))
+def faces(pick, grid=None):
+    return (("face", "y", "x"), pick(grid or PhysicsGrid(2, 2)))
 
 
 def test_a_store_without_coordinates_is_taken_on_the_users_word(tmp_path):
@@ -114,7 +123,7 @@ def test_bad_stores_are_refused_with_a_clear_message(tmp_path, make, kwargs, mes
 
 def test_column_store_maps_onto_the_grid(tmp_path, tiny_store):
     native = xr.open_zarr(tiny_store).isel(time=slice(0, 3))
-    perm = np.random.default_rng(0).permutation(6 * 16 * 16)
+    perm = PhysicsGrid(8, 2).column_index()  # E3SM's column order
     cols = xr.Dataset(
         {"u": (("time", "ncol"), native.u.values.reshape(3, -1)[:, perm])},
         coords={
@@ -129,8 +138,12 @@ def test_column_store_maps_onto_the_grid(tmp_path, tiny_store):
     st.convert_ncol_store(str(tmp_path / "cols.zarr"), tmp_path / "native.zarr", block=2)
     converted = st.open_store(tmp_path / "native.zarr", variables=["u"], n=16)
     np.testing.assert_array_equal(converted.u.values, native.u.values)
-    with pytest.raises(ValueError, match="1536 columns .*n=12 has 6\\*n\\^2=864"):
+    with pytest.raises(ValueError, match="face size is 16, but the configured grid has n=12"):
         st.open_store(tmp_path / "cols.zarr", variables=["u"], n=12)
+    shuffled = cols.isel(ncol=np.random.default_rng(0).permutation(cols.sizes["ncol"]))
+    shuffled.to_zarr(tmp_path / "shuffled.zarr")
+    with pytest.raises(ValueError, match=r"shuffled.zarr: column \d+ .* where E3SM's column"):
+        st.open_store(tmp_path / "shuffled.zarr", variables=["u"], n=16)
 
 
 def test_retries_transient_errors_only():

@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 from screamcast.data import synthetic as syn
-from screamcast.grid import CubedSphereGrid
+from screamcast.grid import PhysicsGrid
 
 A = 6.37122e6  # Earth radius (../shared/reference/analytic-flows.md)
 
@@ -50,7 +50,7 @@ def test_tracer_is_rigidly_rotated_and_its_mass_conserved(tiny_store):
     from scipy.spatial.transform import Rotation
 
     ds = xr.open_zarr(tiny_store)
-    grid = CubedSphereGrid(16)
+    grid = PhysicsGrid.for_face_size(16)
     p = syn.FlowParameters(seed=0)
     axis = np.array([-np.sin(np.pi / 4), 0.0, np.cos(np.pi / 4)])
     q0 = ds.tracer.values[0]
@@ -84,7 +84,7 @@ def test_rossby_haurwitz_pattern_moves_at_its_phase_speed(tiny_store):
     ds = xr.open_zarr(tiny_store)
     lam = np.radians(ds.lon.values).ravel()
     s = np.sin(np.radians(ds.lat.values)).ravel()
-    w = np.sqrt(CubedSphereGrid(16).area.ravel())
+    w = np.sqrt(PhysicsGrid.for_face_size(16).area.ravel())
     basis = np.stack([np.sin(4 * lam), np.cos(4 * lam)], axis=1) * w[:, None]
 
     def phase(t):  # v sin(lat) ~ -sin(R lam - theta): fit a sin + b cos, theta = atan2(b, -a)
@@ -112,9 +112,12 @@ def test_coarse_reference_is_the_block_mean_of_the_truth(tmp_path, tiny_store):
     ref = syn.write_store(tmp_path / "ref.zarr", 4, days=2, step_hours=6, coarsen=4)
     fine = xr.open_zarr(tiny_store)
     coarse = xr.open_zarr(ref)
-    assert coarse.sizes["time"] == 9
-    block = fine.temperature.sel(time=coarse.time).values.reshape(9, 6, 4, 4, 4, 4).mean((3, 5))
+    assert coarse.sizes["time"] == 9 and coarse.attrs["grid"] == "ne2pg2"
+    a = fine.area.values.reshape(6, 4, 4, 4, 4)  # ne8pg2 cells in blocks of whole elements
+    values = fine.temperature.sel(time=coarse.time).values.reshape(9, 6, 4, 4, 4, 4)
+    block = (values * a).sum((3, 5)) / a.sum((2, 4))  # area-weighted
     np.testing.assert_allclose(coarse.temperature.values, block, rtol=1e-6)
+    assert np.abs(values.mean((3, 5)) - block).max() > 1e-3  # not the plain mean
 
 
 def test_refuses_to_overwrite_and_writes_zarr_v2(tmp_path):
@@ -162,5 +165,5 @@ def test_a_store_written_in_several_blocks_keeps_its_attrs(tmp_path):
 
     path = syn.write_store(tmp_path / "b.zarr", 8, days=0.5, step_hours=3, block=2)
     attrs = dict(zarr.open_group(path).attrs)
-    assert attrs["grid"].startswith("equiangular cubed sphere, n=8") and attrs["seed"] == 0
+    assert attrs["grid"] == "ne4pg2" and attrs["seed"] == 0
     assert xr.open_zarr(path).sizes["time"] == 5

@@ -11,7 +11,7 @@ def test_grid_package_and_cli_need_no_torch():
         "import sys\n"
         "from screamcast.grid.__main__ import main\n"
         "import screamcast.grid.extended, screamcast.grid.regrid, screamcast.grid.ncol\n"
-        "main(['--n', '8', '--tile', '4', '--halo', '2'])\n"
+        "main(['--grid', 'ne4pg2', '--tile', '4', '--halo', '2'])\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from screamcast.grid import CubedSphereGrid
+from screamcast.grid import CubedSphereGrid, PhysicsGrid
+from screamcast.grid.cubed_sphere import xyz_to_latlon
 from screamcast.grid.ncol import (
     NcolMismatchError,
     columns_to_grid,
@@ -12,53 +13,58 @@ from screamcast.grid.ncol import (
 )
 
 
-def homme_order(ne):
-    """Flat (face, y, x) index of each column in HOMME's pg2 order."""
-    f, je, ie, pj, pi = np.meshgrid(*(np.arange(s) for s in (6, ne, ne, 2, 2)), indexing="ij")
-    n = 2 * ne
-    return ((f * n + 2 * je + pj) * n + 2 * ie + pi).ravel()
+def columns(g):
+    """lat, lon of a grid's columns in E3SM's file order."""
+    order = g.column_index()
+    return g.lat.reshape(-1)[order], g.lon.reshape(-1)[order]
 
 
-def test_shuffled_columns_map_back_exactly():
-    g = CubedSphereGrid(12)
-    field = np.random.default_rng(0).normal(size=(3, 6, 12, 12))
-    perm = np.random.default_rng(1).permutation(6 * 144)
-    lat, lon = g.lat.ravel()[perm], g.lon.ravel()[perm]
-    cols = field.reshape(3, -1)[:, perm]
-    index = ncol_to_grid_index(g, lat, lon)
-    np.testing.assert_array_equal(index, perm)
-    np.testing.assert_array_equal(columns_to_grid(cols, index, 12), field)
+@pytest.mark.parametrize(("ne", "pg"), [(4, 2), (6, 1), (3, 3)])
+def test_columns_in_e3sm_order_map_exactly(ne, pg):
+    g = PhysicsGrid(ne, pg)
+    field = np.random.default_rng(0).normal(size=(3, 6, g.n, g.n))
+    order = g.column_index()
+    cols = field.reshape(3, -1)[:, order]  # (3, ncol), as E3SM writes them
+    index = ncol_to_grid_index(g, *columns(g))
+    np.testing.assert_array_equal(index, order)
+    np.testing.assert_array_equal(columns_to_grid(cols, index, g.n), field)
     np.testing.assert_array_equal(grid_to_columns(field, index), cols)
 
 
-def test_homme_order_with_element_map_jitter_is_accepted():
-    ne = 4
-    g = CubedSphereGrid(2 * ne)
-    order = homme_order(ne)
-    xyz = g.xyz.reshape(-1, 3)[order]
-    # move every centre by 2e-4 of a cell, as E3SM's element map does
-    jitter = np.random.default_rng(2).normal(size=xyz.shape)
-    xyz = xyz + 2e-4 * g.cell_width() * jitter / np.linalg.norm(jitter, axis=1, keepdims=True)
-    lat = np.degrees(np.arcsin(xyz[:, 2] / np.linalg.norm(xyz, axis=1)))
-    lon = np.degrees(np.arctan2(xyz[:, 1], xyz[:, 0]))
-    np.testing.assert_array_equal(ncol_to_grid_index(g, lat, lon), order)
+def test_float32_coordinates_are_accepted_to_their_rounding():
+    g = PhysicsGrid(8, 2)
+    lat, lon = columns(g)
+    ncol_to_grid_index(g, lat.astype(np.float32), lon.astype(np.float32))
 
 
 def test_store_of_another_face_size_is_refused():
-    other = CubedSphereGrid(10)
-    with pytest.raises(NcolMismatchError, match=r"my.zarr: 600 columns \(that is face size n=10\)"):
-        ncol_to_grid_index(CubedSphereGrid(12), other.lat, other.lon, name="my.zarr")
+    other = PhysicsGrid(5, 2)
+    with pytest.raises(NcolMismatchError, match=r"my.zarr: 600 columns \(that is a face of 10"):
+        ncol_to_grid_index(PhysicsGrid(6, 2), *columns(other), name="my.zarr")
 
 
-def test_rotated_cube_is_refused():
-    g = CubedSphereGrid(12)
-    with pytest.raises(NcolMismatchError, match="cell widths from the nearest cell centre"):
-        ncol_to_grid_index(g, g.lat, g.lon + 1.0)
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lat, lon: (lat, lon + 1e-4),  # a cube rotated by 1e-4 degrees
+        lambda lat, lon: (lat[::-1], lon[::-1]),  # columns in another order
+        lambda lat, lon: (np.r_[lat[1:], lat[:1]], np.r_[lon[1:], lon[:1]]),
+    ],
+    ids=["rotated", "reversed", "shifted"],
+)
+def test_other_grids_and_orders_are_refused_naming_the_column(change):
+    g = PhysicsGrid(4, 2)
+    with pytest.raises(NcolMismatchError, match=r"s.zarr: column \d+ .* cell widths .* ne4pg2"):
+        ncol_to_grid_index(g, *change(*columns(g)), name="s.zarr")
 
 
-def test_duplicate_columns_are_refused():
-    g = CubedSphereGrid(6)
-    lat, lon = g.lat.ravel().copy(), g.lon.ravel().copy()
-    lat[1], lon[1] = lat[0], lon[0]
-    with pytest.raises(NcolMismatchError, match="matched by several columns"):
+def test_the_equiangular_grid_and_pg1_of_twice_ne_are_refused():
+    g = PhysicsGrid(4, 2)
+    eq = CubedSphereGrid(8)
+    order = g.column_index()
+    with pytest.raises(NcolMismatchError, match=r"0\.0[3-5]\d* cell widths"):
+        ncol_to_grid_index(g, eq.lat.reshape(-1)[order], eq.lon.reshape(-1)[order])
+    pg1 = PhysicsGrid(8, 1)
+    lat, lon = xyz_to_latlon(pg1.xyz.reshape(-1, 3)[order])
+    with pytest.raises(NcolMismatchError, match="ne4pg2"):
         ncol_to_grid_index(g, lat, lon)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import CubedSphereGrid, PhysicsGrid, TileLayout
 from screamcast.grid.tiling import inverse_distance_weights
 
 
@@ -14,7 +14,7 @@ def smooth_field(xyz):
 
 
 def test_counts_and_shapes():
-    L = TileLayout(CubedSphereGrid(24), tile=8, halo=3)
+    L = TileLayout(PhysicsGrid.for_face_size(24), tile=8, halo=3)
     assert (L.size, L.padded, L.tiles_per_side, L.n_tiles) == (14, 30, 3, 54)
     R = 6 * (30**2 - 24**2)
     assert L.ring_positions.shape == (R,)
@@ -25,7 +25,7 @@ def test_counts_and_shapes():
 
 
 def test_ring_weights_are_a_partition_of_unity_on_other_faces():
-    L = TileLayout(CubedSphereGrid(16), tile=4, halo=4, k=3)
+    L = TileLayout(PhysicsGrid.for_face_size(16), tile=4, halo=4, k=3)
     w = L.ring_weights
     assert (w >= 0).all()
     np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-14)
@@ -35,7 +35,7 @@ def test_ring_weights_are_a_partition_of_unity_on_other_faces():
 
 
 def test_intra_face_halo_is_an_exact_copy():
-    g = CubedSphereGrid(16)
+    g = PhysicsGrid.for_face_size(16)
     L = TileLayout(g, tile=4, halo=2)
     field = smooth_field(g.xyz).ravel()
     idx, w = L.tile_sources()
@@ -51,8 +51,8 @@ def test_intra_face_halo_is_an_exact_copy():
         np.testing.assert_array_equal(vals[t][m], expected)
 
 
-def _halo_errors(n, tile, halo, k=2, power=1.0):
-    g = CubedSphereGrid(n)
+def _halo_errors(n, tile, halo, k=2, power=1.0, grid=PhysicsGrid.for_face_size):
+    g = grid(n)
     L = TileLayout(g, tile, halo, k=k, power=power)
     vals = (L.ring_weights * smooth_field(g.xyz).ravel()[L.ring_sources]).sum(1)
     err = np.abs(vals - smooth_field(L.ring_target_xyz()))
@@ -63,8 +63,10 @@ def _halo_errors(n, tile, halo, k=2, power=1.0):
 
 
 def test_cross_face_halo_interpolates_a_smooth_field():
-    """Across an edge the halo point sits on a neighbour column, so k=2 IDW is linear
-    interpolation along the edge: second order. Past a cube corner it is first order."""
+    """Across an edge the halo point sits (nearly: exactly on the equiangular grid) on a
+    neighbour column, so k=2 IDW is linear interpolation along the edge: second order. Past a
+    cube corner it is first order. Measured on E3SM's ne16pg2 and ne48pg2: edges 3.2e-3 and
+    3.7e-4 (the equiangular grid: 1.2e-3 and 1.4e-4), corners 3.0e-2 and 9.7e-3."""
     e32, c32, h32 = _halo_errors(32, 8, 4)
     e96, c96, h96 = _halo_errors(96, 32, 16)
     msg = (
@@ -72,9 +74,18 @@ def test_cross_face_halo_interpolates_a_smooth_field():
         f"corners {c32:.2e}, {c96:.2e}; cell width {h32:.2e}, {h96:.2e}"
     )
     print(msg)
-    assert e32 < 1.5 * h32**2 and e96 < 1.5 * h96**2, msg
+    assert e32 < 3 * h32**2 and e96 < 3 * h96**2, msg
     assert e32 / e96 > 6.0, msg  # 3x finer grid: ~9x smaller error
     assert c32 < h32 and c96 < h96, msg
+
+
+def test_the_equiangular_grid_keeps_its_exact_columns():
+    """On the equiangular cube the halo point lies exactly on a neighbour column: k=2 is ~2.7x
+    more accurate there than on E3SM's grid, whose cells inside an element are not
+    equiangular (the bilinear subdivision bends the columns slightly)."""
+    eq, _, h = _halo_errors(32, 8, 4, grid=CubedSphereGrid)
+    pg2, _, _ = _halo_errors(32, 8, 4)
+    assert eq < 1.5 * h**2 and 2 * eq < pg2 < 4 * eq, (eq, pg2)
 
 
 def test_k2_beats_k4_along_edges():
@@ -101,9 +112,9 @@ def test_inverse_distance_weights_exact_hit():
 )
 def test_bad_layouts_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        TileLayout(CubedSphereGrid(16), **kwargs)
+        TileLayout(PhysicsGrid.for_face_size(16), **kwargs)
 
 
 def test_zero_halo_has_no_ring():
-    L = TileLayout(CubedSphereGrid(8), tile=4, halo=0)
+    L = TileLayout(PhysicsGrid.for_face_size(8), tile=4, halo=0)
     assert L.ring_positions.size == 0 and not L.cross_face_mask().any()

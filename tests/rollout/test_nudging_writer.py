@@ -9,7 +9,8 @@ import pytest
 import torch
 import xarray as xr
 
-from screamcast.grid import CubedSphereGrid
+from screamcast.data.calendar import as_model_times
+from screamcast.grid import PhysicsGrid
 from screamcast.rollout.nudging import Nudger, NudgingError
 from screamcast.rollout.writer import OutputExistsError, RolloutWriter
 
@@ -17,11 +18,16 @@ from screamcast.rollout.writer import OutputExistsError, RolloutWriter
 def reference(n=4, values=(0.0, 6.0)):
     times = pd.date_range("2020-01-01", periods=len(values), freq="6h")
     data = np.stack([np.full((6, n, n), v, np.float32) for v in values])
-    return xr.Dataset({"u": (("time", "face", "y", "x"), data)}, coords={"time": times})
+    attrs = {"grid": PhysicsGrid.for_face_size(n).name}  # as open_store records it
+    return xr.Dataset({"u": (("time", "face", "y", "x"), data)}, {"time": times}, attrs)
+
+
+def grid(n):
+    return PhysicsGrid.for_face_size(n)
 
 
 def test_alpha_and_linear_time_interpolation():
-    nudger = Nudger(reference(n=8), ["u"], ["u", "v"], 6.0, np.timedelta64(3, "h"), 8)
+    nudger = Nudger(reference(n=8), ["u"], ["u", "v"], 6.0, np.timedelta64(3, "h"), grid(8))
     assert nudger.alpha == pytest.approx(1 - math.exp(-0.5))
     assert nudger.projection == "identity"
     np.testing.assert_allclose(nudger.target(np.datetime64("2020-01-01T03:00")), 3.0)
@@ -33,15 +39,18 @@ def test_alpha_and_linear_time_interpolation():
 
 def test_large_scale_nudging_keeps_small_scales():
     nudger = Nudger(
-        reference(n=2, values=(1.0, 1.0)), ["u"], ["u"], 1e-6, np.timedelta64(1, "h"), 8
+        reference(n=2, values=(1.0, 1.0)), ["u"], ["u"], 1e-6, np.timedelta64(1, "h"), grid(8)
     )
     assert nudger.projection == "block mean over 4x4"
+    a = torch.as_tensor(grid(8).area).reshape(1, 6, 2, 4, 2, 4)  # ne4pg2 areas, blocks of ne1
+
+    def block_mean(x):  # area-weighted: the model's own cells
+        return (x.reshape(1, 6, 2, 4, 2, 4) * a).sum((3, 5)) / a.sum((3, 5))
+
     x = torch.randn(1, 6, 8, 8, dtype=torch.float64)
-    small = x - x.reshape(1, 6, 2, 4, 2, 4).mean((3, 5)).repeat_interleave(4, 2).repeat_interleave(
-        4, 3
-    )
+    small = x - block_mean(x).repeat_interleave(4, 2).repeat_interleave(4, 3)
     nudger.apply(x, np.datetime64("2020-01-01T00:00"))
-    coarse = x.reshape(1, 6, 2, 4, 2, 4).mean((3, 5))
+    coarse = block_mean(x)
     torch.testing.assert_close(coarse, torch.ones_like(coarse))  # alpha ~ 1: large scales = ref
     new_small = x - coarse.repeat_interleave(4, 2).repeat_interleave(4, 3)
     torch.testing.assert_close(new_small, small)
@@ -61,11 +70,11 @@ def latlon_reference(nlat, values=(0.0, 6.0), seed=0):
 
 def test_latlon_reference_nudges_the_group_means_and_keeps_small_scales():
     ref = latlon_reference(6)  # 30 degree cells on a cube of ~5.6 degree cells
-    nudger = Nudger(ref, ["u"], ["u"], 1e-6, np.timedelta64(1, "h"), 16)
+    nudger = Nudger(ref, ["u"], ["u"], 1e-6, np.timedelta64(1, "h"), grid(16))
     m = nudger.map
     assert m.n_groups == 72 and "6x12 lat-lon" in nudger.projection
     x = torch.randn(1, 6, 16, 16, dtype=torch.float64)
-    area = CubedSphereGrid(16).area
+    area = grid(16).area
 
     def group_mean(field):
         sums = np.bincount(m.group.ravel(), weights=(field * area).ravel())
@@ -82,7 +91,7 @@ def test_latlon_reference_nudges_the_group_means_and_keeps_small_scales():
 
 def test_a_finer_latlon_reference_is_grid_point_nudging_at_the_nearest_points():
     ref = latlon_reference(60, values=(1.0, 1.0))
-    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(6, "h"), 4)
+    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(6, "h"), grid(4))
     assert nudger.map.n_groups == 96
     x = torch.zeros(1, 6, 4, 4, dtype=torch.float64)
     nudger.apply(x, np.datetime64("2020-01-01T00:00"))
@@ -95,7 +104,8 @@ def test_a_finer_latlon_reference_is_grid_point_nudging_at_the_nearest_points():
     [
         (dict(tau_hours=0.0), "must be positive"),
         (dict(variables=["q"]), "'q' is not a prognostic variable"),
-        (dict(n=6), "face size 4 does not divide the model's n=6"),
+        (dict(grid=PhysicsGrid(3, 2)), "on ne2pg2, which is not ne3pg2 coarsened by whole"),
+        (dict(grid=PhysicsGrid(4, 1)), "on ne2pg2, which is not ne4pg1 coarsened by whole"),
     ],
 )
 def test_bad_nudging_settings(kwargs, message):
@@ -106,7 +116,7 @@ def test_bad_nudging_settings(kwargs, message):
             state_vars=["u"],
             tau_hours=6.0,
             dt=np.timedelta64(1, "h"),
-            n=8,
+            grid=grid(8),
         )
         | kwargs
     )
@@ -115,7 +125,7 @@ def test_bad_nudging_settings(kwargs, message):
 
 
 def test_reference_coverage_is_checked():
-    nudger = Nudger(reference(), ["u"], ["u"], 6.0, np.timedelta64(1, "h"), 8)
+    nudger = Nudger(reference(), ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(8))
     with pytest.raises(NudgingError, match="covers .* but the rollout needs"):
         nudger.check_covers(np.datetime64("2020-01-01T01"), np.datetime64("2020-01-01T07"))
 
@@ -129,7 +139,7 @@ def test_the_next_reference_time_is_read_in_the_background(tiny_reference, tmp_p
 
     ref = open_store(tiny_reference, variables=["u"], n=4)
     times = ref["time"].values
-    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), 4)
+    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(4))
     np.testing.assert_array_equal(nudger.target(times[0]), ref["u"].values[None, 0])
     assert list(nudger._pending) == [1]  # time 1 already on its way
     mid = times[0] + np.timedelta64(3, "h")
@@ -142,7 +152,7 @@ def test_the_next_reference_time_is_read_in_the_background(tiny_reference, tmp_p
     chunks = sorted(p for p in (broken / "u" / "c" / "2").rglob("*") if p.is_file())
     chunks[0].write_bytes(b"not a compressed chunk")
     ref = open_store(broken, variables=["u"], n=4)
-    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), 4, name=str(broken))
+    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(4), name=str(broken))
     nudger.target(times[1])  # starts reading time 2 in the background: it fails there
     nudger._pending[2].exception(timeout=30)
     with pytest.raises(RuntimeError, match="decompression") as err:  # at the step needing it
@@ -168,7 +178,9 @@ def test_a_throttled_s3_reference_is_read_again(flaky_s3, small_store, monkeypat
     given = copy.deepcopy(options)
     remote = st.open_store("s3://data/small.zarr", options, variables=["u"], n=8)
     local = st.open_store(small_store, variables=["u"], n=8)
-    kw = dict(variables=["u"], state_vars=["u"], tau_hours=6.0, dt=np.timedelta64(3, "h"), n=8)
+    kw = dict(
+        variables=["u"], state_vars=["u"], tau_hours=6.0, dt=np.timedelta64(3, "h"), grid=grid(8)
+    )
     nudge_remote, nudge_local = Nudger(remote, **kw), Nudger(local, **kw)
     for time in local["time"].values[:2]:
         np.testing.assert_array_equal(nudge_remote.target(time), nudge_local.target(time))
@@ -176,9 +188,9 @@ def test_a_throttled_s3_reference_is_read_again(flaky_s3, small_store, monkeypat
 
 
 def test_writer_appends_and_recovers_from_a_torn_step(tmp_path):
-    g = CubedSphereGrid(4)
+    g = grid(4)
     t0 = np.datetime64("2020-01-01T00:00", "ns")
-    times = t0 + np.arange(5) * np.timedelta64(1, "h")
+    times = as_model_times(t0 + np.arange(5) * np.timedelta64(1, "h"))  # as the rollout has them
     w = RolloutWriter(
         tmp_path / "o.zarr", ["u", "p"], {"u": {"units": "m s-1"}}, g, {"a": 1}, times
     )
@@ -201,7 +213,7 @@ def test_writer_appends_and_recovers_from_a_torn_step(tmp_path):
     assert float(ds.u[3].max()) == 3 and np.isnan(ds.u.values[4]).all()
     assert ds.attrs["a"] == 1 and ds.u.attrs["units"] == "m s-1" and ds.lat.shape == (6, 4, 4)
     assert "resumed after step 3: again" in ds.attrs["history"]
-    np.testing.assert_array_equal(ds.time.values, times)
+    np.testing.assert_array_equal(ds.time.values, t0 + np.arange(5) * np.timedelta64(1, "h"))
     with pytest.raises(OutputExistsError, match="already exists"):
         w.create()
 
@@ -214,11 +226,11 @@ def test_a_failed_background_write_is_raised_naming_the_output(tmp_path):
 
     code = textwrap.dedent(f"""
         import resource, signal, numpy as np
-        from screamcast.grid import CubedSphereGrid
+        from screamcast.grid import PhysicsGrid
         from screamcast.rollout.writer import RolloutWriter
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # get EFBIG instead of dying
         times = np.datetime64("2020-01-01", "ns") + np.arange(3) * np.timedelta64(1, "h")
-        w = RolloutWriter({str(tmp_path / "o.zarr")!r}, ["u"], {{}}, CubedSphereGrid(64), {{}},
+        w = RolloutWriter({str(tmp_path / "o.zarr")!r}, ["u"], {{}}, PhysicsGrid(32, 2), {{}},
                           times)
         w.create()
         resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))

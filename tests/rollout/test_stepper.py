@@ -10,7 +10,7 @@ import xarray as xr
 from screamcast.data.dataset import CropDataset
 from screamcast.data.forcing import SOLAR_CONSTANT, insolation
 from screamcast.data.stats import Stats
-from screamcast.grid import CubedSphereGrid, TileLayout
+from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.model.pipeline import Pipeline, input_channels
 from screamcast.model.unet import UNet
@@ -30,7 +30,7 @@ def stepper(layout: TileLayout) -> GlobalStepper:
 def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store):
     """Crops of size tile + 2*halo that sit on a tile get the same insolation and position
     features, to the bit, as the rollout computes for that tile on its device."""
-    layout = TileLayout(CubedSphereGrid(16), tile=8, halo=4)
+    layout = TileLayout(PhysicsGrid.for_face_size(16), tile=8, halo=4)
     T, m, S = layout.tile, layout.tiles_per_side, layout.size
     times = xr.open_zarr(tiny_store)["time"].values
     data = CropDataset(
@@ -59,7 +59,7 @@ def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store):
 
 def test_tile_forcing_is_the_insolation_of_the_tile_pixels():
     """Against the float64 insolation of the tiles' own lat/lon (the features are float32)."""
-    layout = TileLayout(CubedSphereGrid(24), tile=8, halo=4)
+    layout = TileLayout(PhysicsGrid.for_face_size(24), tile=8, halo=4)
     step = stepper(layout)
     geo = ExtendedFaceGeometry(layout)
     pos = layout.tile_pixel_positions()  # (n_tiles, S, S)
