@@ -156,6 +156,20 @@ def flag_words(message: str) -> str:
     return message
 
 
+def _refuse_stale_demo(data: Path, best: Path) -> None:
+    """A demo store (and model) built by a screamcast older than E3SM's grid is not rebuilt
+    silently: the user's files are theirs to delete."""
+    import zarr
+
+    grid = zarr.open_group(data, mode="r").attrs.get("grid", "")
+    if grid != "ne24pg2":
+        raise ValueError(
+            f"{data} was built by an older screamcast on the equiangular cube ({grid!r}); the "
+            f"demo now runs on E3SM's grid ne24pg2: remove {data.parent} and {best.parent} to "
+            "rebuild both"
+        )
+
+
 def demo_arguments() -> list[str]:
     """Prepare the demo (data, model) and return the rollout's arguments."""
     from screamcast.data.synthetic import write_store
@@ -167,6 +181,7 @@ def demo_arguments() -> list[str]:
     if not ref.exists():
         write_store(ref, 12, days=14, step_hours=6, coarsen=4)
     best = ROOT / "runs" / "demo" / "best.pth"
+    _refuse_stale_demo(data, best)
     if not best.exists():
         print("training the demo model (a few minutes on 2 CPU cores) ...", flush=True)
         from hydra import compose, initialize_config_dir
@@ -218,7 +233,11 @@ def print_table(metrics: dict, steps: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
-        argv = demo_arguments()
+        try:
+            argv = demo_arguments()
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
         print("demo:", " ".join(argv), flush=True)
     args = parse(argv)
     for name in ("checkpoint", "data", "output"):
