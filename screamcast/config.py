@@ -35,6 +35,7 @@ class DataConfig:
     batch_size: int = 8
     num_workers: int = 0
     in_memory: bool = False  # extended faces of the time range in RAM, per process (small stores)
+    stats_from_store: bool = False  # use an ingested store's statistics (all its times)
     assume_grid: bool = False  # accept a store without lat/lon as on the grid (else refused)
 
 

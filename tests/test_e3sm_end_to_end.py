@@ -81,7 +81,7 @@ def test_bad_3d_requests_are_refused_clearly(column_store, tmp_path):
         open_store(tmp_path / "two.zarr", None, ["W"], n=16)
 
 
-def test_train_resume_and_nudged_rollout(column_store, coarse_reference, tmp_path):
+def test_train_resume_and_nudged_rollout(column_store, coarse_reference, tmp_path, capsys):
     over = [
         "experiment=pytest",
         f"data.url={column_store}",
@@ -136,6 +136,17 @@ def test_train_resume_and_nudged_rollout(column_store, coarse_reference, tmp_pat
 
     for level in (1, 2):
         assert large_scale_error(ds, level) < 0.8 * large_scale_error(free_ds, level)
+    # a reference on other levels is refused before any step, naming the channel and levels
+    other = xr.open_zarr(coarse_reference, decode_times=DECODER).load()
+    other = other.assign_coords(lev=other.lev * 1.01)
+    for v in other.variables.values():
+        v.encoding.clear()
+    other.to_zarr(tmp_path / "other_levels.zarr", consolidated=False)
+    bad = [*extra[4:], "--reference", str(tmp_path / "other_levels.zarr"), "--nudge-vars", "T_mid"]
+    assert cli.main(args(run / "latest.pth", column_store, tmp_path / "x.zarr", *bad)) == 2
+    err = capsys.readouterr().err
+    assert "'T_mid[0]' is at level 252.5 along 'lev', the model's at 250.0" in err
+    assert not (tmp_path / "x.zarr").exists()
 
 
 def test_a_checkpoint_is_refused_on_a_store_of_another_grid(

@@ -44,11 +44,18 @@ class Stats:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
 
-class _Moments:
-    """Weighted running sums in float64 (Chan-style merging is overkill at these sizes)."""
+class Moments:
+    """Weighted running sums in float64 (Chan-style merging is overkill at these sizes);
+    sums of parts add up (the ingestion's time blocks: :meth:`merge`)."""
 
-    def __init__(self):
-        self.w = self.s1 = self.s2 = 0.0
+    def __init__(self, w: float = 0.0, s1: float = 0.0, s2: float = 0.0):
+        self.w, self.s1, self.s2 = w, s1, s2
+
+    def merge(self, other: Moments) -> None:
+        self.w, self.s1, self.s2 = self.w + other.w, self.s1 + other.s1, self.s2 + other.s2
+
+    def to_list(self) -> list[float]:
+        return [self.w, self.s1, self.s2]
 
     def add(self, x: np.ndarray, w: np.ndarray) -> None:
         x = x.astype(np.float64)
@@ -73,7 +80,7 @@ def compute_stats(
     lo, hi = time_range or (0, ds.sizes["time"])
     stats = Stats()
     for var in variables:
-        level, change = _Moments(), _Moments()
+        level, change = Moments(), Moments()
         previous = None
         for b0 in range(lo, hi, block):
             x = ds[var].isel(time=slice(b0, min(b0 + block, hi))).values  # (t, 6, n, n)
@@ -85,7 +92,7 @@ def compute_stats(
         stats.mean[var], stats.std[var] = level.mean_std()
         stats.diff_std[var] = change.mean_std()[1] if change.w else stats.std[var]
     for var in static:
-        level = _Moments()
+        level = Moments()
         level.add(ds[var].values, area)
         stats.mean[var], stats.std[var] = level.mean_std()
         stats.diff_std[var] = 0.0
@@ -93,3 +100,18 @@ def compute_stats(
         if stats.std[var] == 0.0:
             stats.std[var] = 1.0  # a constant field: normalise by its mean only
     return stats
+
+
+def store_stats(ds: xr.Dataset, channels: list[str], name: str) -> Stats:
+    """The statistics an ingested store carries (attr ``normalisation``, over all its times),
+    for ``channels``; a store without them, or without a channel, is refused by name."""
+    have = ds.attrs.get("normalisation")
+    if not have:
+        raise ValueError(
+            f"store {name} has no 'normalisation' attr (written by python -m screamcast.ingest): "
+            "set data.stats_from_store=false to compute the statistics"
+        )
+    missing = [c for c in channels if c not in have["mean"]]
+    if missing:
+        raise ValueError(f"store {name}: its statistics lack {', '.join(missing)}")
+    return Stats.from_dict({k: {c: have[k][c] for c in channels} for k in have})

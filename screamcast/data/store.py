@@ -75,6 +75,11 @@ def open_store(
         ) from err
     if not ds.data_vars:
         raise StoreError(f"store {url} is empty: it has no variables")
+    if ds.attrs.get("ingest_complete") is False:
+        raise StoreError(
+            f"store {url} is still being written by python -m screamcast.ingest (or its "
+            "ingestion was killed): run the same ingestion command again to finish it"
+        )
     where = f"store {url}"
     try:
         if "ncol" in ds.dims:

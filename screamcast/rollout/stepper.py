@@ -101,13 +101,12 @@ class GlobalStepper:
         pos = layout.tile_pixel_positions()  # (n_tiles, S, S) into the (6, P, P) extended faces
         geo = ExtendedFaceGeometry(layout)
         lat, lon = geo.lat.reshape(-1)[pos], geo.lon.reshape(-1)[pos]
-        st = torch.as_tensor(static, dtype=torch.float32, device=self.device)[
-            None
-        ]  # (1, F, 6, n, n)
         feats = torch.as_tensor(position_features(lat, lon), device=self.device)  # (4, nt, S, S)
-        self.static_tiles = torch.cat(
-            [self.op.gather(st), feats.transpose(0, 1)], dim=1
-        )  # (nt, F+4, S, S)
+        tiles = [feats.transpose(0, 1)]  # (nt, 4, S, S)
+        if len(static):  # a model may have no static inputs
+            st = torch.as_tensor(static, dtype=torch.float32, device=self.device)[None]
+            tiles.insert(0, self.op.gather(st))  # (1, F, 6, n, n) -> (nt, F, S, S)
+        self.static_tiles = torch.cat(tiles, dim=1)  # (nt, F + 4, S, S)
 
     def forcing(self, t0: np.datetime64, t1: np.datetime64, tiles=slice(None)) -> torch.Tensor:
         """Insolation / S0 at t and t+1 on the ``tiles`` (a slice): ``(n, 2, S, S)``.

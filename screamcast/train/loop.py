@@ -23,7 +23,7 @@ from screamcast import checkpoint_io as cio
 from screamcast.config import TrainConfig, check_schema
 from screamcast.data.calendar import calendar_of, seconds
 from screamcast.data.dataset import CropDataset, time_range
-from screamcast.data.stats import Stats, compute_stats
+from screamcast.data.stats import Stats, compute_stats, store_stats
 from screamcast.data.store import dataset_grid, open_configured, time_step
 from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
@@ -179,6 +179,8 @@ class Trainer:
             return ckpt, Stats.from_dict(ckpt["description"]["stats"])
         T = self.ds.sizes["time"]
         variables = d.prognostic + d.diagnostic
+        if d.stats_from_store:  # an ingested store's statistics: no statistics pass
+            return None, store_stats(self.ds, [*variables, *d.static], d.url)
         mine = None
         if self.rank0:  # rank 0 computes, everyone gets the same numbers
             mine = compute_stats(

@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""python -m screamcast.ingest on history files written as E3SM writes them (EAM: CDF5,
+``(time, lev, ncol)``, ``PS``; EAMxx: netCDF-4, ``(time, ncol, lev)``, ``horiz_winds``), in
+``noleap`` time across Feb 28 -> Mar 1 of 2020: values against an independent computation,
+statistics, layers, resume after SIGKILL, a real Dask LocalCluster, bad input."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from screamcast.data.calendar import DECODER
+from screamcast.data.stats import compute_stats
+from screamcast.data.store import StoreError, open_store
+from screamcast.data.synthetic_e3sm import write_history
+from screamcast.grid import PhysicsGrid
+from screamcast.ingest import IngestError, IngestOptions, ingest
+
+ORDER = PhysicsGrid(4, 2).column_index()  # ne4pg2 columns -> flat (face, y, x)
+
+
+def run(sources, output, **kw):
+    kw.setdefault("workers", 0)
+    kw.setdefault("block", 3)
+    return ingest(IngestOptions([str(s) for s in sources], str(output), progress=False, **kw))
+
+
+@pytest.fixture(scope="module")
+def eam(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("eam")
+    return write_history(folder, "eam", files=3, netcdf_format="NETCDF3_64BIT_DATA")
+
+
+@pytest.fixture(scope="module")
+def eamxx(tmp_path_factory):
+    return write_history(tmp_path_factory.mktemp("eamxx"), "eamxx", files=3)
+
+
+def files_in_order(paths):
+    """Reversed names must not matter: files are sorted by their times."""
+    return list(reversed(paths))
+
+
+def on_faces(columns):
+    """``(..., ncol)`` in file order -> ``(..., 6, 8, 8)``, written out independently."""
+    out = np.full(columns.shape[:-1] + (6 * 64,), np.nan)
+    for c, cell in enumerate(ORDER):
+        out[..., cell] = columns[..., c]
+    return out.reshape(columns.shape[:-1] + (6, 8, 8))
+
+
+def test_eam_cdf5_files_become_a_cube_store(eam, tmp_path):
+    assert eam[0].read_bytes()[:4] == b"CDF\x05"  # CDF5, as EAM writes
+    summary = run(files_in_order(eam), tmp_path / "s.zarr")
+    assert summary["blocks"] == 4  # 12 times in blocks of 3
+    ds = open_store(tmp_path / "s.zarr", None, ["T", "PS", "U"], n=8)
+    assert ds.attrs["grid"] == "ne4pg2" and ds["time"].values[0].calendar == "noleap"
+    assert ds["T"].dims == ("time", "lev", "face", "y", "x") and ds.sizes["lev"] == 8
+    src = xr.open_mfdataset(
+        [str(p) for p in eam], decode_times=DECODER, combine="by_coords", data_vars="minimal"
+    )
+    np.testing.assert_array_equal(ds["T"].values, on_faces(src["T"].values))
+    np.testing.assert_array_equal(ds["PS"].values, on_faces(src["PS"].values))
+    np.testing.assert_array_equal(ds["lev"].values, src["lev"].values)
+    assert list(ds["time"].values) == list(src["time"].values)  # noleap: Mar 1 after Feb 28
+    # the statistics written with the store equal a separate pass over it, per level
+    channels = ["T[0]", "T[7]", "PS", "U[3]"]
+    want = compute_stats(ds, channels)
+    have = ds.attrs["normalisation"]
+    for key in ("mean", "std", "diff_std"):
+        for c in channels:
+            assert have[key][c] == pytest.approx(getattr(want, key)[c], rel=1e-9), (key, c)
+    assert not (tmp_path / "s.zarr" / ".ingest").exists()  # the block markers are gone
+
+
+def test_eamxx_layers_conserve_the_column_and_winds_split(eamxx, tmp_path):
+    run(eamxx, tmp_path / "s.zarr", layers="0,2,5,8")
+    ds = xr.open_zarr(tmp_path / "s.zarr", decode_times=DECODER)
+    assert set(ds.data_vars) == {"T_mid", "qv", "u", "v", "ps"} and ds.sizes["layer"] == 3
+    src = xr.open_mfdataset(
+        [str(p) for p in eamxx], decode_times=DECODER, combine="by_coords", data_vars="minimal"
+    )
+    first = xr.open_dataset(eamxx[0])  # the hybrid coefficients, once
+    p0, hyai, hybi = float(first["P0"]), first["hyai"].values, first["hybi"].values
+    ps = src["ps"].values.astype(np.float64)  # (t, ncol)
+    p = hyai[None, :, None] * p0 + hybi[None, :, None] * ps[:, None]  # (t, 9, ncol)
+    dp = np.diff(p, axis=1)  # (t, 8, ncol)
+    for name, values in (("T_mid", src["T_mid"].values), ("u", src["horiz_winds"].values[:, :, 0])):
+        x = values.transpose(0, 2, 1).astype(np.float64)  # (t, lev, ncol)
+        layers = np.stack(
+            [
+                (x[:, a:b] * dp[:, a:b]).sum(1) / dp[:, a:b].sum(1)
+                for a, b in ((0, 2), (2, 5), (5, 8))
+            ],
+            axis=1,
+        )
+        np.testing.assert_allclose(ds[name].values, on_faces(layers), rtol=1e-6)
+        # the column integral: sum over layers of X dp equals the sum over levels
+        thick = np.stack([dp[:, a:b].sum(1) for a, b in ((0, 2), (2, 5), (5, 8))], axis=1)
+        stored = ds[name].values.astype(np.float64)
+        col_layers = (stored * on_faces(thick)).sum(1)
+        col_levels = on_faces((x * dp).sum(1))
+        np.testing.assert_allclose(col_layers, col_levels, rtol=2e-7)
+    np.testing.assert_array_equal(ds["layer"].attrs["interfaces"], [0, 2, 5, 8])
+
+
+def test_a_killed_ingestion_resumes_to_the_same_store(eam, tmp_path):
+    whole = tmp_path / "whole.zarr"
+    run(eam, whole, block=1)
+    cmd = [
+        sys.executable,
+        "-m",
+        "screamcast.ingest",
+        *map(str, eam),
+        "--output",
+        str(tmp_path / "k.zarr"),
+        "--workers",
+        "0",
+        "--block",
+        "1",
+        "--no-progress",
+    ]
+    env = dict(os.environ, SCREAMCAST_INGEST_SLOW="0.3")  # a pause after each block
+    proc = subprocess.Popen(cmd, env=env, cwd=Path(__file__).resolve().parents[2])
+    markers = tmp_path / "k.zarr" / ".ingest"
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(markers.glob("*.json"))) < 3:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = len(list(markers.glob("*.json")))
+    assert 3 <= done < 12
+    with pytest.raises(StoreError, match="still being written"):
+        open_store(tmp_path / "k.zarr", None, ["T"], n=8)
+    assert subprocess.run(cmd, cwd=Path(__file__).resolve().parents[2]).returncode == 0
+    a = xr.open_zarr(whole, decode_times=DECODER)
+    b = xr.open_zarr(tmp_path / "k.zarr", decode_times=DECODER)
+    for v in a.data_vars:
+        np.testing.assert_array_equal(a[v].values, b[v].values)
+    assert a.attrs["normalisation"] == b.attrs["normalisation"]
+    assert run(eam, tmp_path / "k.zarr", block=1)["state"] == "complete"  # nothing left
+
+
+def test_a_dask_local_cluster_writes_the_same_store(eam, tmp_path):
+    run(eam, tmp_path / "a.zarr")
+    run(eam, tmp_path / "b.zarr", workers=2)  # a real distributed.LocalCluster, 2 processes
+    a = xr.open_zarr(tmp_path / "a.zarr", decode_times=DECODER)
+    b = xr.open_zarr(tmp_path / "b.zarr", decode_times=DECODER)
+    for v in a.data_vars:
+        np.testing.assert_array_equal(a[v].values, b[v].values)
+    assert a.attrs["normalisation"] == b.attrs["normalisation"]
+
+
+def test_gaps_overlaps_and_bad_files_are_named(eam, eamxx, tmp_path):
+    with pytest.raises(IngestError, match=r"h0.2020-03-01-00.nc: times jump from .* a gap"):
+        run([eam[0], eam[2]], tmp_path / "g.zarr")
+    run([eam[0], eam[2]], tmp_path / "g.zarr", allow_gaps=True)
+    g = xr.open_zarr(tmp_path / "g.zarr", decode_times=DECODER)
+    assert g.sizes["time"] == 12 and np.isnan(g["T"].values[4:8]).all()
+    assert len(g.attrs["missing_times"]) == 4
+    copy = tmp_path / "copy.nc"
+    shutil.copy(eam[1], copy)
+    twice = r"(copy.nc|h0.2020-02-28-00.nc): time 2020-02-28 00:00:00 repeats a time of .*"
+    with pytest.raises(IngestError, match=twice):
+        run([*eam, copy], tmp_path / "o.zarr")
+    with pytest.raises(IngestError, match=r"no variable 'T' \(the run's other files do\)"):
+        run([eam[0], eamxx[1]], tmp_path / "m.zarr", variables=["T"])
+    with pytest.raises(IngestError, match="--layers needs hyai"):
+        xr.open_dataset(eam[0]).drop_vars("hyai").to_netcdf(tmp_path / "nohyai.nc")
+        run([tmp_path / "nohyai.nc"], tmp_path / "l.zarr", layers="4")
+    (tmp_path / "junk.nc").write_bytes(b"not a netcdf file")
+    with pytest.raises(IngestError, match=r"junk.nc cannot be read"):
+        run([eam[0], tmp_path / "junk.nc"], tmp_path / "j.zarr")
+    other = write_history(tmp_path / "ne3", "eam", files=1, ne=3)
+    with pytest.raises(IngestError, match="is on another grid than"):
+        run([*eam, *other], tmp_path / "x.zarr")
+
+
+def test_existing_stores_and_inputs_are_never_overwritten(eam, tmp_path):
+    run(eam[:1], tmp_path / "s.zarr")
+    with pytest.raises(IngestError, match="exists and is not this ingestion's store"):
+        run(eam, tmp_path / "s.zarr")
+    run(eam, tmp_path / "s.zarr", overwrite=True)
+    assert xr.open_zarr(tmp_path / "s.zarr").sizes["time"] == 12
+    inside = tmp_path / "runs"
+    inside.mkdir()
+    shutil.copy(eam[0], inside / "a.nc")
+    (inside / "zarr.json").write_text("{}")  # a folder that looks like another store
+    with pytest.raises(IngestError, match="holds the input"):
+        run([inside / "a.nc"], inside, overwrite=True)
+    assert (inside / "a.nc").exists()
+
+
+@pytest.mark.s3
+def test_files_on_s3_become_a_store_on_s3(eamxx, s3, tmp_path):
+    """Through moto's S3 server: sources by glob, the output and its markers on S3 too."""
+    import s3fs
+
+    fs = s3fs.S3FileSystem(**s3["options"])
+    for p in eamxx:
+        fs.put(str(p), f"data/hist/{p.name}")
+    opts = s3["options"]
+    run(["s3://data/hist/*.nc"], "s3://data/ingested.zarr", storage_options=opts, layers="2")
+    remote = open_store("s3://data/ingested.zarr", opts, ["T_mid", "u"], n=8)
+    run(eamxx, tmp_path / "local.zarr", layers="2")
+    local = open_store(tmp_path / "local.zarr", None, ["T_mid", "u"], n=8)
+    for v in ("T_mid[0]", "T_mid[1]", "u[1]"):
+        np.testing.assert_array_equal(remote[v].values, local[v].values)
+    assert remote.attrs["normalisation"] == local.attrs["normalisation"]
+    assert not fs.exists("data/ingested.zarr/.ingest")
+
+
+def test_the_ingested_store_trains_and_rolls_out(eam, tmp_path):
+    from screamcast.checkpoint_format import load
+    from screamcast.train.loop import train
+    from tests.rollout.test_run_nudged import args, cli
+    from tests.train.test_loop import config
+
+    store = tmp_path / "s.zarr"
+    run(eam, store, layers="4")
+    over = [
+        "experiment=pytest",
+        f"data.url={store}",
+        "data.n=8",
+        "data.tile=4",
+        "data.halo=2",
+        "data.crop=8",
+        "data.prognostic=[T,U,V,PS]",
+        "data.diagnostic=[PRECT]",
+        "data.static=[]",
+        "data.train_range=[0,-4]",
+        "data.valid_range=[-4,0]",
+        "data.stats_from_store=true",
+        "steps=3",
+        f"run_dir={tmp_path / 'run'}",
+    ]
+    run_dir = train(config(*over))
+    desc = load(run_dir / "latest.pth")["description"]
+    assert desc["variables"]["prognostic"][:5] == ["T[0]", "T[1]", "T[2]", "T[3]", "U[0]"]
+    stored = xr.open_zarr(store).attrs["normalisation"]
+    assert desc["stats"]["mean"]["T[2]"] == stored["mean"]["T[2]"]  # no statistics pass
+    out = tmp_path / "out.zarr"
+    assert cli.main(args(run_dir / "latest.pth", store, out, steps=2)) == 0
+    ds = xr.open_zarr(out, decode_times=DECODER)
+    assert ds["T"].dims == ("time", "layer", "face", "y", "x") and ds.attrs["grid"] == "ne4pg2"
+    assert np.isfinite(ds["T"].values).all() and ds.attrs["calendar"] == "noleap"
