@@ -25,14 +25,24 @@ from screamcast.data.synthetic import DIAGNOSTIC, PROGNOSTIC, STATIC, write_stor
 from screamcast.grid import PhysicsGrid, TileLayout
 
 
-def measure(store: Path, n: int, crop: int, steps: int, crops: int) -> dict:
+def measure(
+    store: Path,
+    n: int,
+    crop: int,
+    steps: int,
+    crops: int,
+    variables: tuple = (PROGNOSTIC, DIAGNOSTIC, STATIC),
+) -> dict:
+    """Requests and amplification of ``crops`` crops; ``variables`` (prognostic, diagnostic,
+    static) channel names, the analytic store's by default."""
+    prognostic, diagnostic, static = (list(v) for v in variables)
     counters = []
     data = CropDataset(
         str(store),
         TileLayout(PhysicsGrid.for_face_size(n), 16, 8),
-        PROGNOSTIC,
-        DIAGNOSTIC,
-        STATIC,
+        prognostic,
+        diagnostic,
+        static,
         crop=crop,
         steps=steps,
         samples=crops + 1,
@@ -42,7 +52,7 @@ def measure(store: Path, n: int, crop: int, steps: int, crops: int) -> dict:
     data[0]  # opens the arrays (metadata)
     counters[0].reset()
     requests, amplification = [], []
-    delivered = 4 * crop * crop * (len(PROGNOSTIC + DIAGNOSTIC) * (steps + 1) + len(STATIC))
+    delivered = 4 * crop * crop * (len(prognostic + diagnostic) * (steps + 1) + len(static))
     for i in range(1, crops + 1):
         data[i]
         reads = counters[0].reset()
