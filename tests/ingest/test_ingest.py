@@ -252,3 +252,18 @@ def test_the_ingested_store_trains_and_rolls_out(eam, tmp_path):
     ds = xr.open_zarr(out, decode_times=DECODER)
     assert ds["T"].dims == ("time", "layer", "face", "y", "x") and ds.attrs["grid"] == "ne4pg2"
     assert np.isfinite(ds["T"].values).all() and ds.attrs["calendar"] == "noleap"
+
+
+def test_zarr_history_is_read_like_netcdf(eamxx, tmp_path):
+    """EAMxx can write zarr too: the same files as zarr stores give the same store."""
+    zarrs = []
+    for p in eamxx:
+        z = tmp_path / f"{p.stem}.zarr"
+        xr.open_dataset(p, decode_times=DECODER).to_zarr(z, consolidated=False)
+        zarrs.append(z)
+    run(zarrs, tmp_path / "from_zarr.zarr")
+    run(eamxx, tmp_path / "from_nc.zarr")
+    a = xr.open_zarr(tmp_path / "from_zarr.zarr", decode_times=DECODER)
+    b = xr.open_zarr(tmp_path / "from_nc.zarr", decode_times=DECODER)
+    for v in ("T_mid", "u", "v", "ps"):
+        np.testing.assert_array_equal(a[v].values, b[v].values)
