@@ -21,14 +21,17 @@ import xarray as xr
 
 from screamcast.data.channels import expand, with_channels
 from screamcast.metrics import area_weighted_bias, area_weighted_rmse
+from screamcast.skill_extras import AnomalyCorrelation, SeamSkill, time_mean_climatology
 
 
 class StepSkill:
     """Per-step area-weighted RMSE, bias and persistence RMSE of ``variables`` against
     ``truth`` at ``times`` (one per rollout step, the initial condition first)."""
 
-    def __init__(self, truth: xr.Dataset, variables: list[str], times: np.ndarray, area):
+    def __init__(self, truth: xr.Dataset, variables: list[str], times: np.ndarray, area, extras=()):
         self.truth, self.variables, self.times, self.area = truth, list(variables), times, area
+        # more scores fed the same steps (screamcast.skill_extras: anomaly correlation, seams)
+        self.extras = list(extras)
         self._weights = area / area.sum() if area is not None else None  # (6, n, n), sum 1
         self.rmse = {v: np.full(len(times), np.nan) for v in self.variables}
         self.bias = {v: np.full(len(times), np.nan) for v in self.variables}
@@ -42,12 +45,12 @@ class StepSkill:
         self.bias_steps = 0
 
     @classmethod
-    def covering(cls, truth: xr.Dataset, variables, times, area) -> StepSkill | None:
+    def covering(cls, truth: xr.Dataset, variables, times, area, extras=()) -> StepSkill | None:
         """A scorer when ``truth`` holds every variable at every one of ``times``, else None."""
         t = truth["time"].values
         if any(v not in truth for v in variables) or not np.isin(times, t).all():
             return None
-        return cls(truth, variables, times, area)
+        return cls(truth, variables, times, area, extras)
 
     def _truth_at(self, k: int) -> np.ndarray:
         at = self.truth[self.variables].sel(time=self.times[k])  # one time is read
@@ -67,6 +70,8 @@ class StepSkill:
             self.bias_steps += 1
         if k == len(self.times) - 1:
             self.last = (np.array(fields[0]), truth[0])
+        for extra in self.extras:
+            extra.add(k, fields, truth)
 
     def add_from_output(self, output: xr.Dataset, steps: range) -> None:
         """Score ``steps`` of a written output, one step in memory at a time."""
@@ -75,7 +80,7 @@ class StepSkill:
             self.add(k, output[self.variables].isel(time=k).to_array().values)
 
     def table(self) -> dict:
-        return {
+        table = {
             v: {
                 "rmse": self.rmse[v].tolist(),
                 "bias": self.bias[v].tolist(),
@@ -83,6 +88,10 @@ class StepSkill:
             }
             for v in self.variables
         }
+        for extra in self.extras:
+            for v, scores in extra.table().items():
+                table[v] |= scores
+        return table
 
     def write(self, base: str | Path) -> dict:
         """``<base>_metrics.csv`` / ``.json`` and, once the last step is scored,
@@ -104,102 +113,51 @@ class StepSkill:
         return table
 
 
-def plot_drift(path: str | Path, skill: StepSkill) -> Path:
-    """Global means of prediction and truth per step, one panel per variable (drift)."""
-    from screamcast.plot import pyplot
-
-    plt = pyplot()
-    V = len(skill.variables)
-    fig, axes = plt.subplots(V, 1, figsize=(7, 2.2 * V), sharex=True, constrained_layout=True)
-    for ax, v in zip(np.atleast_1d(axes), skill.variables, strict=True):
-        ax.plot(skill.mean[v][1], "k-", label="truth")
-        ax.plot(skill.mean[v][0], "C1-", label="rollout")
-        ax.set_ylabel(f"{v} (global mean)")
-    np.atleast_1d(axes)[0].legend()
-    np.atleast_1d(axes)[-1].set_xlabel("step")
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return Path(path)
-
-
-def plot_bias_maps(path: str | Path, skill: StepSkill, lat: np.ndarray) -> Path:
-    """Time-mean bias of every variable: on the cube net (left) and its area-weighted zonal
-    mean in 5-degree latitude bands (right)."""
-    from screamcast.plot import cube_net, pyplot
-
-    plt = pyplot()
-    mean_bias = skill.bias_sum / max(skill.bias_steps, 1)  # (V, 6, n, n)
-    edges = np.arange(-90.0, 90.1, 5.0)
-    band = np.clip(np.digitize(lat, edges) - 1, 0, edges.size - 2)  # (6, n, n)
-    V = len(skill.variables)
-    fig, axes = plt.subplots(
-        V,
-        2,
-        figsize=(11, 2.6 * V),
-        constrained_layout=True,
-        gridspec_kw={"width_ratios": [2.2, 1]},
-        squeeze=False,
-    )
-    for i, v in enumerate(skill.variables):
-        b = mean_bias[i]
-        e = float(np.nanmax(np.abs(b))) or 1.0
-        im = axes[i, 0].imshow(cube_net(b), origin="lower", cmap="RdBu_r", vmin=-e, vmax=e)
-        axes[i, 0].set_title(f"{v}: time-mean bias")
-        axes[i, 0].set_axis_off()
-        fig.colorbar(im, ax=axes[i, 0], shrink=0.8)
-        w = np.bincount(band.ravel(), weights=skill.area.ravel(), minlength=edges.size - 1)
-        zb = np.bincount(band.ravel(), weights=(b * skill.area).ravel(), minlength=edges.size - 1)
-        axes[i, 1].plot(zb / np.where(w > 0, w, np.nan), 0.5 * (edges[1:] + edges[:-1]))
-        axes[i, 1].axvline(0.0, color="k", lw=0.5)
-        axes[i, 1].set_ylabel("latitude")
-        axes[i, 1].set_title("zonal mean")
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return Path(path)
-
-
-def plot_spectra(path, out: xr.Dataset, ref: xr.Dataset, variables, grid, leads) -> str:
-    """Power by total wavenumber of rollout (solid) and truth (dashed) at ``leads``; returns a
-    line for the report (or why there are no spectra)."""
-    try:
-        from screamcast.spectra import CubeSpectrum
-    except ImportError:  # pragma: no cover - pyshtools is in the eval and dev extras
-        return "No spectra: `pip install screamcast[eval]` (pyshtools)."
-    from screamcast.plot import pyplot
-
-    plt = pyplot()
-    spectrum = CubeSpectrum(grid)
-    V = len(variables)
-    fig, axes = plt.subplots(V, 1, figsize=(7, 2.6 * V), constrained_layout=True)
-    times = out["time"].values
-    for ax, v in zip(np.atleast_1d(axes), variables, strict=True):
-        for j, k in enumerate(leads):
-            pred = spectrum(out[v].isel(time=k).values)
-            true = spectrum(ref[v].sel(time=times[k]).values)
-            ax.loglog(pred[1:], f"C{j}-", label=f"step {k}")
-            ax.loglog(true[1:], f"C{j}--")
-        ax.set_ylabel(f"{v} power")
-    np.atleast_1d(axes)[0].legend(title="rollout solid, truth dashed")
-    np.atleast_1d(axes)[-1].set_xlabel("total wavenumber l")
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    L = spectrum.lmax
-    kept = spectrum.transfer([L // 2, L - 1])
-    return (
-        f"Spectra to l = {L}; the regridding to the lat-lon grid keeps {kept[0]:.2f} of the "
-        f"power at l = {L // 2} and {kept[1]:.2f} at l = {L - 1} (both curves alike)."
-    )
-
-
-def evaluate(output: str, truth: str, report: str | Path, storage_options=None) -> dict:
-    """Score ``output`` against ``truth`` step by step and write the report folder."""
-    from screamcast.data.calendar import CalendarError, calendar_of, in_model_calendar
-    from screamcast.data.store import StoreError, dataset_grid, open_store
+def evaluate(
+    output: str,
+    truth: str,
+    report: str | Path,
+    storage_options=None,
+    climatology: str | None = None,
+    tile: int | None = None,
+) -> dict:
+    """Score ``output`` against ``truth`` step by step and write the report folder.
+    ``climatology``: a store whose time mean (per variable) the anomaly correlation is taken
+    from; ``tile``: the tiling for the seam and imprint scores (default: the output's attr)."""
+    from screamcast import report as rp
+    from screamcast.data.store import dataset_grid, open_store
 
     out = open_store(output, storage_options, [], (), None)
     fields = [v for v in out.data_vars if out[v].dims[:1] == ("time",)]
     variables = expand(out, fields, where=f"output {output}")  # a 3-D variable's levels
     out = with_channels(out, variables, f"output {output}")
+    ref = _truth(truth, storage_options, variables, out)
+    times, grid = out["time"].values, dataset_grid(out)
+    extras = _extras(out, grid, variables, len(times), climatology, tile, storage_options)
+    skill = StepSkill(ref, variables, times, grid.area, extras)
+    skill.add_from_output(out, range(len(times)))
+    report = Path(report)
+    report.mkdir(parents=True, exist_ok=True)
+    table = skill.write(report / "skill")
+    rp.plot_leads(report / "leads.png", table, variables)
+    rp.plot_drift(report / "drift.png", skill)
+    rp.plot_bias_maps(report / "bias_maps.png", skill, grid.lat)
+    leads = sorted({1, len(times) // 2, len(times) - 1} & set(range(1, len(times))))
+    spectra = rp.plot_spectra(report / "spectra.png", out, ref, variables, grid, leads)
+    seams = next((e for e in extras if isinstance(e, SeamSkill)), None)
+    if seams is not None and seams.last_map is not None:
+        rp.plot_tile_imprint(report / "tile_imprint.png", seams, variables)
+    lines = _report_lines(output, truth, table, variables, len(times), spectra, seams)
+    lines += [f"- `{k}`: {v}" for k, v in out.attrs.items() if k != "screamcast_url"]
+    (report / "report.md").write_text("\n".join(lines) + "\n")
+    return table
+
+
+def _truth(truth: str, storage_options, variables: list[str], out: xr.Dataset) -> xr.Dataset:
+    """The truth store, in the output's calendar (date for date), covering every output time."""
+    from screamcast.data.calendar import CalendarError, calendar_of, in_model_calendar
+    from screamcast.data.store import StoreError, open_store
+
     ref = open_store(truth, storage_options, variables, (), out.sizes["y"])
     times = out["time"].values
     try:  # a truth in another calendar is matched date for date (screamcast.data.calendar)
@@ -212,48 +170,64 @@ def evaluate(output: str, truth: str, report: str | Path, storage_options=None) 
             f"truth {truth} lacks {missing.size} of the output's {times.size} "
             f"times, the first {missing[0]}"
         )
-    grid = dataset_grid(out)
-    skill = StepSkill(ref, variables, times, grid.area)
-    skill.add_from_output(out, range(len(times)))
-    report = Path(report)
-    report.mkdir(parents=True, exist_ok=True)
-    table = skill.write(report / "skill")
-    plot_drift(report / "drift.png", skill)
-    plot_bias_maps(report / "bias_maps.png", skill, grid.lat)
-    leads = sorted({1, len(times) // 2, len(times) - 1} & set(range(1, len(times))))
-    spectra = plot_spectra(report / "spectra.png", out, ref, variables, grid, leads)
-    lines = [
-        f"# Evaluation of {output}",
-        "",
-        f"Truth: {truth}; {len(times)} steps.",
-        "",
-        "| variable | RMSE at the last step | persistence |",
-        "|---|---|---|",
-    ]
-    lines += [
-        f"| {v} | {table[v]['rmse'][-1]:.4g} | {table[v]['persistence_rmse'][-1]:.4g} |"
-        for v in variables
-    ]
-    lines += [
-        "",
-        "![last step](skill_last_step.png)",
-        "",
-        "![drift](drift.png)",
-        "",
-        f"Time-mean bias over steps 1..{len(times) - 1}:",
-        "",
-        "![bias maps](bias_maps.png)",
-        "",
-        spectra,
-        "",
-        "![spectra](spectra.png)",
-        "",
-        "## Provenance (the output's attrs)",
-        "",
-    ]
-    lines += [f"- `{k}`: {v}" for k, v in out.attrs.items() if k != "screamcast_url"]
-    (report / "report.md").write_text("\n".join(lines) + "\n")
-    return table
+    return ref
+
+
+def _extras(out, grid, variables, steps, climatology, tile, storage_options) -> list:
+    from screamcast.data.store import open_store
+
+    extras = []
+    tile = tile or out.attrs.get("tile")
+    if tile:
+        extras.append(SeamSkill(grid.n, int(tile), grid.area, variables, steps))
+    if climatology:
+        clim = open_store(climatology, storage_options, [], (), grid.n)
+        clim = with_channels(clim, variables, f"climatology {climatology}")
+        maps = time_mean_climatology(clim, variables)
+        extras.append(AnomalyCorrelation(maps, grid.area, variables, steps))
+    return extras
+
+
+def _report_lines(output, truth, table, variables, steps, spectra, seams) -> list[str]:
+    """report.md's text: the last step's scores, the seam classes, the figures."""
+    last = {v: {k: x[-1] for k, x in table[v].items()} for v in variables}
+    acc = "acc" in last[variables[0]]
+    cols = ["variable", "RMSE", "persistence"]
+    cols += ["ACC", "persistence ACC", "climatology RMSE"] if acc else []
+    lines = [f"# Evaluation of {output}", "", f"Truth: {truth}; {steps} steps.", ""]
+    lines += ["At the last step:", "", _row(cols), _row(["---"] * len(cols))]
+    for v in variables:
+        s = last[v]
+        row = [v, f"{s['rmse']:.4g}", f"{s['persistence_rmse']:.4g}"]
+        if acc:
+            row += [
+                f"{s['acc']:.3f}",
+                f"{s['persistence_acc']:.3f}",
+                f"{s['climatology_rmse']:.4g}",
+            ]
+        lines.append(_row(row))
+    lines += ["", "![skill per lead](leads.png)", "", "![last step](skill_last_step.png)", ""]
+    if seams is not None and seams.last_map is not None:
+        t = seams.tile
+        lines += [
+            "RMSE by pixel class at the last step, and the tile imprint (std over the "
+            f"{t} x {t} tile-local positions of the mean |error| there, over its mean):",
+            "",
+            _row(["variable", "tile seams", "face edges", "interiors", "tile imprint"]),
+            _row(["---"] * 5),
+        ]
+        for v in variables:
+            s = last[v]
+            cells = [s["rmse_tile_seams"], s["rmse_face_edges"], s["rmse_interiors"]]
+            lines.append(_row([v, *(f"{c:.4g}" for c in cells), f"{s['tile_imprint']:.3f}"]))
+        lines += ["", "![tile imprint](tile_imprint.png)", ""]
+    lines += ["![drift](drift.png)", "", f"Time-mean bias over steps 1..{steps - 1}:", ""]
+    lines += ["![bias maps](bias_maps.png)", "", spectra, "", "![spectra](spectra.png)", ""]
+    return lines + ["## Provenance (the output's attrs)", ""]
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(cells) + " |"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -265,10 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--truth", required=True, help="a store of the same grid holding the truth")
     ap.add_argument("--report", help="folder to write (default: <output>_report)")
     ap.add_argument("--storage-options", default="{}", help="JSON, for s3:// stores")
+    ap.add_argument(
+        "--climatology", help="a store whose time mean is the climatology (anomaly correlation)"
+    )
+    ap.add_argument("--tile", type=int, help="tile size for seams and imprint (default: attr)")
     a = ap.parse_args(argv)
     report = a.report or str(a.output).rstrip("/").removesuffix(".zarr") + "_report"
     try:
-        evaluate(a.output, a.truth, report, json.loads(a.storage_options))
+        options = json.loads(a.storage_options)
+        evaluate(a.output, a.truth, report, options, a.climatology, a.tile)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

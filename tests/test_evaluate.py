@@ -5,11 +5,13 @@
 import json
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from screamcast.evaluate import StepSkill
 from screamcast.grid import PhysicsGrid
 from screamcast.metrics import area_weighted_rmse
+from screamcast.skill_extras import SeamSkill
 from tests.rollout.test_run_nudged import PROG, args, cli, open_out
 
 
@@ -24,9 +26,11 @@ def test_streaming_skill_equals_the_finished_outputs(
     variables = [*PROG, "precip"]
     times = output["time"].values
     area = PhysicsGrid.for_face_size(16).area
-    offline = StepSkill(truth, variables, times, area)
+    seams = SeamSkill(16, 8, area, variables, len(times))  # the checkpoint's tile
+    offline = StepSkill(truth, variables, times, area, [seams])
     offline.add_from_output(output, range(len(times)))
-    assert offline.table() == streamed  # bit for bit
+    assert offline.table() == streamed  # bit for bit, the seam and imprint scores too
+    assert output.attrs["tile"] == 8 and streamed["u"]["tile_imprint"][-1] > 0
     # the time-mean bias map, accumulated step by step, is the mean of the whole arrays'
     pred = output.u.values[1:].astype(np.float64)
     true = truth.u.sel(time=times[1:]).values.astype(np.float64)
@@ -76,6 +80,18 @@ def test_the_evaluate_cli_scores_an_output_and_writes_a_report(
     assert (
         report / "bias_maps.png"
     ).stat().st_size > 0 and "Time-mean bias over steps 1..4" in text
+    assert "| u | " in text.split("tile seams")[1] and (report / "tile_imprint.png").exists()
+    assert (report / "leads.png").stat().st_size > 0
+    # with a climatology (here the truth's time mean): anomaly correlation per step
+    clim = tmp_path / "clim.zarr"
+    xr.open_zarr(tiny_store).mean("time", keep_attrs=True).to_zarr(clim)
+    rep2 = tmp_path / "rep2"
+    cmd = [str(out), "--truth", str(tiny_store), "--report", str(rep2), "--climatology", str(clim)]
+    assert evaluate.main(cmd) == 0
+    table = json.loads((rep2 / "skill_metrics.json").read_text())
+    assert table["u"]["acc"][0] == pytest.approx(1.0) and table["u"]["persistence_acc"][0] == 1
+    assert 0.5 < table["u"]["acc"][-1] <= 1 and table["u"]["climatology_rmse"][-1] > 0
+    assert "| ACC | persistence ACC | climatology RMSE |" in (rep2 / "report.md").read_text()
     # a truth of another grid, or one that does not cover the output's times: one clear line
     assert evaluate.main([str(out), "--truth", str(small_store), "--report", str(report)]) == 2
     assert "face size is 8, but the configured grid has n=16" in capsys.readouterr().err

@@ -193,7 +193,7 @@ def _check_levels(ds: xr.Dataset, ref: xr.Dataset, channels: list[str], name: st
             )
 
 
-def _attrs(o: RolloutOptions, sha256: str, out_times, dt, nudger: Nudger | None) -> dict:
+def _attrs(o: RolloutOptions, desc, sha256: str, out_times, dt, nudger: Nudger | None) -> dict:
     attrs = {
         "title": out.TITLE,
         "screamcast_version": __version__,
@@ -205,6 +205,8 @@ def _attrs(o: RolloutOptions, sha256: str, out_times, dt, nudger: Nudger | None)
         "time_step_minutes": seconds(dt) / 60.0,
         "calendar": calendar_of(out_times),
         "reassembly": o.reassembly.value,
+        "tile": int(desc.grid.tile),
+        "halo": int(desc.grid.halo),
         "halo_adjoint": int(o.reassembly.halo_adjoint),
         "halo_adjoint_cross_face": int(o.reassembly.cross_face),
         "precision": resolve_precision(o.precision, o.device),
@@ -242,7 +244,7 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
         )
     nudger = _nudger(o, prog, dt, ds, out_times, var_attrs)
     try:
-        attrs = _attrs(o, ckpt.sha256, out_times, dt, nudger)
+        attrs = _attrs(o, desc, ckpt.sha256, out_times, dt, nudger)
         if action == "resume":
             out.check_resume_settings(path, attrs)
         initial = None if action == "resume" else _initial_state(ds, prog, diag, i0, n, o.data)

@@ -27,6 +27,7 @@ from screamcast.rollout import output as out
 from screamcast.rollout.plan import RolloutError, RolloutOptions, RolloutPlan, plan_rollout
 from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 from screamcast.rollout.writer import RolloutWriter
+from screamcast.skill_extras import SeamSkill
 
 __all__ = ["RolloutError", "RolloutOptions", "run_rollout"]
 
@@ -42,7 +43,9 @@ def run_rollout(o: RolloutOptions) -> dict:
             return summary
         # scored while it runs, one step in memory, when the store holds the truth
         variables = plan.prog + plan.diag
-        skill = StepSkill.covering(plan.ds, variables, plan.out_times, plan.grid.area)
+        tile = plan.checkpoint.description.grid.tile  # seams and the tile imprint, per step
+        seams = SeamSkill(plan.grid.n, tile, plan.grid.area, variables, len(plan.out_times))
+        skill = StepSkill.covering(plan.ds, variables, plan.out_times, plan.grid.area, [seams])
         with FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True):
             _execute(plan, rank, world, device, skill)
     finally:

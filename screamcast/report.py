@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The evaluation report's figures: skill per lead, drift, bias maps, spectra, tile imprint.
+
+Each function draws from a finished :class:`~screamcast.evaluate.StepSkill` (or the output and
+truth for spectra) into one PNG; ``python -m screamcast.evaluate`` ties them into report.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import xarray as xr
+
+if TYPE_CHECKING:
+    from screamcast.evaluate import StepSkill
+
+
+def plot_drift(path: str | Path, skill: StepSkill) -> Path:
+    """Global means of prediction and truth per step, one panel per variable (drift)."""
+    from screamcast.plot import pyplot
+
+    plt = pyplot()
+    V = len(skill.variables)
+    fig, axes = plt.subplots(V, 1, figsize=(7, 2.2 * V), sharex=True, constrained_layout=True)
+    for ax, v in zip(np.atleast_1d(axes), skill.variables, strict=True):
+        ax.plot(skill.mean[v][1], "k-", label="truth")
+        ax.plot(skill.mean[v][0], "C1-", label="rollout")
+        ax.set_ylabel(f"{v} (global mean)")
+    np.atleast_1d(axes)[0].legend()
+    np.atleast_1d(axes)[-1].set_xlabel("step")
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_bias_maps(path: str | Path, skill: StepSkill, lat: np.ndarray) -> Path:
+    """Time-mean bias of every variable: on the cube net (left) and its area-weighted zonal
+    mean in 5-degree latitude bands (right)."""
+    from screamcast.plot import cube_net, pyplot
+
+    plt = pyplot()
+    mean_bias = skill.bias_sum / max(skill.bias_steps, 1)  # (V, 6, n, n)
+    edges = np.arange(-90.0, 90.1, 5.0)
+    band = np.clip(np.digitize(lat, edges) - 1, 0, edges.size - 2)  # (6, n, n)
+    V = len(skill.variables)
+    fig, axes = plt.subplots(
+        V,
+        2,
+        figsize=(11, 2.6 * V),
+        constrained_layout=True,
+        gridspec_kw={"width_ratios": [2.2, 1]},
+        squeeze=False,
+    )
+    for i, v in enumerate(skill.variables):
+        b = mean_bias[i]
+        e = float(np.nanmax(np.abs(b))) or 1.0
+        im = axes[i, 0].imshow(cube_net(b), origin="lower", cmap="RdBu_r", vmin=-e, vmax=e)
+        axes[i, 0].set_title(f"{v}: time-mean bias")
+        axes[i, 0].set_axis_off()
+        fig.colorbar(im, ax=axes[i, 0], shrink=0.8)
+        w = np.bincount(band.ravel(), weights=skill.area.ravel(), minlength=edges.size - 1)
+        zb = np.bincount(band.ravel(), weights=(b * skill.area).ravel(), minlength=edges.size - 1)
+        axes[i, 1].plot(zb / np.where(w > 0, w, np.nan), 0.5 * (edges[1:] + edges[:-1]))
+        axes[i, 1].axvline(0.0, color="k", lw=0.5)
+        axes[i, 1].set_ylabel("latitude")
+        axes[i, 1].set_title("zonal mean")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_spectra(path, out: xr.Dataset, ref: xr.Dataset, variables, grid, leads) -> str:
+    """Power by total wavenumber of rollout (solid) and truth (dashed) at ``leads``; returns a
+    line for the report (or why there are no spectra)."""
+    try:
+        from screamcast.spectra import CubeSpectrum
+    except ImportError:  # pragma: no cover - pyshtools is in the eval and dev extras
+        return "No spectra: `pip install screamcast[eval]` (pyshtools)."
+    from screamcast.plot import pyplot
+
+    plt = pyplot()
+    spectrum = CubeSpectrum(grid)
+    V = len(variables)
+    fig, axes = plt.subplots(V, 1, figsize=(7, 2.6 * V), constrained_layout=True)
+    times = out["time"].values
+    for ax, v in zip(np.atleast_1d(axes), variables, strict=True):
+        for j, k in enumerate(leads):
+            pred = spectrum(out[v].isel(time=k).values)
+            true = spectrum(ref[v].sel(time=times[k]).values)
+            ax.loglog(pred[1:], f"C{j}-", label=f"step {k}")
+            ax.loglog(true[1:], f"C{j}--")
+        ax.set_ylabel(f"{v} power")
+    np.atleast_1d(axes)[0].legend(title="rollout solid, truth dashed")
+    np.atleast_1d(axes)[-1].set_xlabel("total wavenumber l")
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    L = spectrum.lmax
+    kept = spectrum.transfer([L // 2, L - 1])
+    return (
+        f"Spectra to l = {L}; the regridding to the lat-lon grid keeps {kept[0]:.2f} of the "
+        f"power at l = {L // 2} and {kept[1]:.2f} at l = {L - 1} (both curves alike)."
+    )
+
+
+def plot_leads(path: str | Path, table: dict, variables: list[str]) -> Path:
+    """RMSE per lead of the rollout, persistence and (when scored) climatology, and the anomaly
+    correlation when a climatology was given: one row per variable."""
+    from screamcast.plot import pyplot
+
+    plt = pyplot()
+    acc = "acc" in table[variables[0]]
+    V = len(variables)
+    fig, axes = plt.subplots(
+        V,
+        2 if acc else 1,
+        figsize=(10 if acc else 6, 2.3 * V),
+        constrained_layout=True,
+        squeeze=False,
+    )
+    for i, v in enumerate(variables):
+        t = table[v]
+        ax = axes[i, 0]
+        ax.plot(t["rmse"], "C1-", label="rollout")
+        ax.plot(t["persistence_rmse"], "k--", label="persistence")
+        if "climatology_rmse" in t:
+            ax.plot(t["climatology_rmse"], "C2:", label="climatology")
+        ax.set_ylabel(f"{v} RMSE")
+        if acc:
+            axes[i, 1].plot(t["acc"], "C1-", label="rollout")
+            axes[i, 1].plot(t["persistence_acc"], "k--", label="persistence")
+            axes[i, 1].set_ylabel("ACC")
+    axes[0, 0].legend()
+    axes[-1, 0].set_xlabel("lead (steps)")
+    fig.savefig(path, dpi=85)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_tile_imprint(path: str | Path, seams, variables: list[str]) -> Path:
+    """Mean |error| at each tile-local position at the last step (averaged over every tile):
+    a pattern here is the tiling printed on the error."""
+    from screamcast.plot import pyplot
+
+    plt = pyplot()
+    V = len(variables)
+    fig, axes = plt.subplots(1, V, figsize=(2.6 * V, 2.6), constrained_layout=True, squeeze=False)
+    for i, v in enumerate(variables):
+        im = axes[0, i].imshow(seams.last_map[i], origin="lower", cmap="magma")
+        axes[0, i].set_title(f"{v}\nimprint {seams.imprint[i, -1]:.2f}", fontsize=8)
+        axes[0, i].set_axis_off()
+        fig.colorbar(im, ax=axes[0, i], shrink=0.7)
+    fig.savefig(path, dpi=85)
+    plt.close(fig)
+    return Path(path)

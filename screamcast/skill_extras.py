@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Scores beside RMSE and bias, step by step: anomaly correlation, seams and tile imprint.
+
+Both take one step at a time from :class:`~screamcast.evaluate.StepSkill` (``add(k, pred,
+truth)`` with ``(V, 6, n, n)`` fields), so memory stays flat in the number of steps.
+
+- :class:`AnomalyCorrelation`: the area-weighted correlation of the prediction's and the
+  truth's anomalies from a climatology (a time-mean map per variable), for the rollout and for
+  persistence, and the RMSE of the climatology itself (the reference a forecast must beat at
+  long leads).
+- :class:`SeamSkill`: RMSE at tile seams (next to a tile boundary inside a face), face edges
+  (the outermost ring) and interiors, and the **tile imprint**: the mean |error| at each
+  tile-local position (averaged over every tile of the globe), whose spread (std over
+  positions / mean) is 0 for an error that does not know the tiling. docs/rollout.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from screamcast.metrics import face_edge_mask, masked_rmse, tile_seam_mask
+
+
+class AnomalyCorrelation:
+    """ACC against ``climatology (V, 6, n, n)`` for ``steps`` steps."""
+
+    def __init__(self, climatology: np.ndarray, area: np.ndarray, variables: list[str], steps: int):
+        self.clim = np.asarray(climatology, np.float64)
+        self.w = area / area.sum()
+        self.variables = variables
+        nan = np.full((len(variables), steps), np.nan)
+        self.acc, self.persistence_acc, self.climatology_rmse = nan.copy(), nan.copy(), nan.copy()
+        self._initial: np.ndarray | None = None
+
+    def _acc(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``(V,)`` area-weighted correlation of anomaly fields ``(V, 6, n, n)``."""
+        ab = (a * b * self.w).sum(axis=(-3, -2, -1))
+        aa = (a * a * self.w).sum(axis=(-3, -2, -1))
+        bb = (b * b * self.w).sum(axis=(-3, -2, -1))
+        return ab / np.sqrt(np.maximum(aa * bb, 1e-300))
+
+    def add(self, k: int, pred: np.ndarray, truth: np.ndarray) -> None:
+        truth_anom = np.asarray(truth, np.float64) - self.clim
+        if self._initial is None:
+            self._initial = truth_anom
+        self.acc[:, k] = self._acc(np.asarray(pred, np.float64) - self.clim, truth_anom)
+        self.persistence_acc[:, k] = self._acc(self._initial, truth_anom)
+        self.climatology_rmse[:, k] = np.sqrt((truth_anom**2 * self.w).sum(axis=(-3, -2, -1)))
+
+    def table(self) -> dict:
+        return {
+            v: {
+                "acc": self.acc[i].tolist(),
+                "persistence_acc": self.persistence_acc[i].tolist(),
+                "climatology_rmse": self.climatology_rmse[i].tolist(),
+            }
+            for i, v in enumerate(self.variables)
+        }
+
+
+class SeamSkill:
+    """RMSE by pixel class and the tile imprint, for tiles of ``tile`` pixels."""
+
+    CLASSES = ("tile_seams", "face_edges", "interiors")
+
+    def __init__(self, n: int, tile: int, area: np.ndarray, variables: list[str], steps: int):
+        if n % tile:
+            raise ValueError(f"tile={tile} does not divide the face size n={n}")
+        edge = face_edge_mask(n)
+        seam = tile_seam_mask(n, tile)
+        self.masks = {"tile_seams": seam, "face_edges": edge, "interiors": ~(seam | edge)}
+        self.n, self.tile, self.area, self.variables = n, tile, area, variables
+        self.rmse = {c: np.full((len(variables), steps), np.nan) for c in self.CLASSES}
+        self.imprint = np.full((len(variables), steps), np.nan)
+        self.last_map: np.ndarray | None = None  # (V, tile, tile) mean |error|, last step
+
+    def tile_map(self, error: np.ndarray) -> np.ndarray:
+        """Mean |error| at each tile-local position: ``(V, 6, n, n) -> (V, tile, tile)``."""
+        m, t = self.n // self.tile, self.tile
+        blocks = np.abs(error).reshape(error.shape[0], 6, m, t, m, t)  # (V, face, ty, y, tx, x)
+        return blocks.mean(axis=(1, 2, 4))
+
+    def add(self, k: int, pred: np.ndarray, truth: np.ndarray) -> None:
+        pred, truth = np.asarray(pred, np.float64), np.asarray(truth, np.float64)
+        for c, mask in self.masks.items():
+            self.rmse[c][:, k] = masked_rmse(pred, truth, self.area, mask)
+        if k == 0:  # the initial condition: no error, no imprint
+            self.imprint[:, 0] = 0.0
+            return
+        tiles = self.tile_map(pred - truth)  # (V, t, t)
+        mean = tiles.mean(axis=(1, 2))
+        self.imprint[:, k] = tiles.std(axis=(1, 2)) / np.where(mean > 0, mean, np.nan)
+        self.last_map = tiles
+
+    def table(self) -> dict:
+        return {
+            v: {f"rmse_{c}": self.rmse[c][i].tolist() for c in self.CLASSES}
+            | {"tile_imprint": self.imprint[i].tolist()}
+            for i, v in enumerate(self.variables)
+        }
+
+
+def time_mean_climatology(store, variables: list[str]) -> np.ndarray:
+    """``(V, 6, n, n)``: each variable's time mean in a climatology store (static variables as
+    they are), read one time at a time."""
+    out = []
+    for v in variables:
+        da = store[v]
+        if "time" not in da.dims:
+            out.append(np.asarray(da.values, np.float64))
+            continue
+        total = np.zeros(da.shape[1:])
+        for i in range(da.sizes["time"]):
+            total += da.isel(time=i).values
+        out.append(total / da.sizes["time"])
+    return np.stack(out)

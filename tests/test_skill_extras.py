@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Anomaly correlation, pixel-class RMSE and tile imprint on fields with known answers."""
+
+import numpy as np
+import pytest
+
+from screamcast.grid import PhysicsGrid
+from screamcast.metrics import face_edge_mask, tile_seam_mask
+from screamcast.skill_extras import AnomalyCorrelation, SeamSkill
+
+G = PhysicsGrid(8, 2)  # n = 16
+
+
+def test_anomaly_correlation_known_answers():
+    rng = np.random.default_rng(0)
+    clim = rng.normal(size=(2, 6, 16, 16))
+    anom = rng.normal(size=(2, 6, 16, 16))
+    acc = AnomalyCorrelation(clim, G.area, ["a", "b"], 3)
+    acc.add(0, clim + anom, clim + anom)  # the initial condition: persistence = truth
+    acc.add(1, clim + anom, clim + anom)  # a perfect forecast
+    acc.add(2, clim - 2 * anom, clim + anom)  # anomalies reversed (and scaled: no effect)
+    np.testing.assert_allclose(acc.acc[:, :3], [[1, 1, -1], [1, 1, -1]], atol=1e-12)
+    np.testing.assert_allclose(acc.persistence_acc[:, 2], 1.0, atol=1e-12)
+    w = G.area / G.area.sum()
+    want = np.sqrt((anom[0] ** 2 * w).sum())
+    assert acc.climatology_rmse[0, 1] == pytest.approx(want, rel=1e-12)
+    # uncorrelated anomalies: ACC near 0 (6 x 16 x 16 points)
+    acc.add(2, clim + rng.normal(size=anom.shape), clim + anom)
+    assert np.abs(acc.acc[:, 2]).max() < 0.1
+
+
+def test_pixel_classes_and_tile_imprint():
+    seams = SeamSkill(16, 8, G.area, ["a"], 3)
+    truth = np.zeros((1, 6, 16, 16))
+    on_seams = tile_seam_mask(16, 8)[None].astype(float)
+    seams.add(0, truth, truth)
+    seams.add(1, on_seams, truth)  # error 1 on the tile seams only
+    assert seams.rmse["tile_seams"][0, 1] == pytest.approx(1.0)
+    assert seams.rmse["face_edges"][0, 1] == 0.0 and seams.rmse["interiors"][0, 1] == 0.0
+    # the same error in every tile: its map is that tile, its spread std / mean
+    one_tile = np.random.default_rng(1).uniform(1, 2, size=(8, 8))
+    error = np.tile(one_tile, (2, 2))[None, None].repeat(6, axis=1)  # (1, 6, 16, 16)
+    seams.add(2, error, truth)
+    np.testing.assert_allclose(seams.last_map[0], one_tile)
+    assert seams.imprint[0, 2] == pytest.approx(one_tile.std() / one_tile.mean())
+    # an error that does not know the tiling: constant -> imprint 0
+    seams.add(2, truth + 3.0, truth)
+    assert seams.imprint[0, 2] == pytest.approx(0.0, abs=1e-12)
+    assert (face_edge_mask(16) & tile_seam_mask(16, 8)).sum() == 0  # disjoint classes
+    with pytest.raises(ValueError, match="tile=5 does not divide"):
+        SeamSkill(16, 5, G.area, ["a"], 3)
