@@ -56,7 +56,8 @@ def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
             StepperConfig(Reassembly.INTRA_FACE, batch_size=27),
         )
         times = ds.time.values
-        nudger = Nudger(ref, ["u", "v", "temperature"], d.prognostic, 6.0, times[1] - times[0], n)
+        nudged = ["u", "v", "temperature"]
+        nudger = Nudger(ref, nudged, d.prognostic, 6.0, times[1] - times[0], grid)
         writer = RolloutWriter(tmp / "o.zarr", d.prognostic + d.diagnostic, {}, grid, {}, times)
         writer.create()
         x = torch.as_tensor(ds[d.prognostic].isel(time=0).to_array().values)

@@ -19,6 +19,23 @@ import torch
 from screamcast.grid.tiling import TileLayout
 
 _ACCUMULATE = {torch.bfloat16: torch.float32, torch.float16: torch.float32}
+WINDOWS = ("uniform", "linear", "cosine")
+
+
+def tile_window(kind: str, tile: int, halo: int) -> np.ndarray:
+    """``(S, S)`` weights of a tile's pixels in the windowed overlap-add: 1 on the tile's own
+    ``tile x tile`` centre, falling toward the outer edge across the halo, linearly or as a
+    raised cosine (``(d + 1/2) / halo`` at the ``d``-th halo pixel from the outside, never
+    zero); ``uniform`` is 1 everywhere (the plain average)."""
+    if kind not in WINDOWS:
+        raise ValueError(f"window must be one of {', '.join(WINDOWS)}, got {kind!r}")
+    ramp = (np.arange(halo) + 0.5) / max(halo, 1)  # outermost halo pixel first
+    if kind == "cosine":
+        ramp = 0.5 * (1.0 - np.cos(np.pi * ramp))
+    if kind == "uniform":
+        ramp = np.ones(halo)
+    one_d = np.concatenate([ramp, np.ones(tile), ramp[::-1]])  # (S,)
+    return np.outer(one_d, one_d)
 
 
 class HaloOperator:
@@ -41,7 +58,8 @@ class HaloOperator:
         self._ring_idx_ext = torch.as_tensor(ext_idx.reshape(-1), **as_long)  # (k * R,)
         self._ring_w64 = torch.as_tensor(layout.ring_weights.T.copy(), dtype=torch.float64)
         self._ring_w: dict[torch.dtype, torch.Tensor] = {}
-        self._counts: dict[tuple[torch.dtype, bool], torch.Tensor] = {}
+        self._counts: dict[tuple[torch.dtype, bool, str], torch.Tensor] = {}
+        self._windows: dict[tuple[str, torch.dtype], torch.Tensor] = {}
         self._scratch: dict[tuple, torch.Tensor] = {}
 
     def _scratch_buffer(self, tag: str, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
@@ -204,16 +222,31 @@ class HaloOperator:
             memory_format=torch.contiguous_format
         )  # (B, C, 6, n, n), never aliases the scratch
 
-    def counts(self, dtype: torch.dtype, cross_face: bool) -> torch.Tensor:
-        """``D = diag(G_m^T 1)`` as a ``(6, n, n)`` field (>= 1: every pixel is a tile centre)."""
-        key = (dtype, cross_face)
+    def window(self, kind: str, dtype: torch.dtype) -> torch.Tensor:
+        """:func:`tile_window` as a ``(S, S)`` tensor on this device, cached."""
+        key = (kind, dtype)
+        if key not in self._windows:
+            w = tile_window(kind, self.tile, self.halo)
+            self._windows[key] = torch.as_tensor(w, dtype=dtype, device=self.device)
+        return self._windows[key]
+
+    def counts(self, dtype: torch.dtype, cross_face: bool, window: str = "uniform") -> torch.Tensor:
+        """``D = diag(G_m^T w)`` as a ``(6, n, n)`` field: the sum of the window weights that
+        reach each pixel (>= 1: every pixel is a tile centre, where the window is 1)."""
+        key = (dtype, cross_face, window)
         if key not in self._counts:
             ones = torch.ones(1, 1, 6, self.n, self.n, dtype=dtype, device=self.device)
-            self._counts[key] = self.transpose(self.gather(ones), cross_face)[0, 0]
+            tiles = self.gather(ones)
+            if window != "uniform":
+                tiles = tiles * self.window(window, dtype)
+            self._counts[key] = self.transpose(tiles, cross_face)[0, 0]
         return self._counts[key]
 
-    def adjoint(self, tiles: torch.Tensor, cross_face: bool = False) -> torch.Tensor:
-        """Normalised overlap-add ``D^-1 G_m^T tiles``: the average of every prediction of a pixel.
+    def adjoint(
+        self, tiles: torch.Tensor, cross_face: bool = False, window: str = "uniform"
+    ) -> torch.Tensor:
+        """Normalised overlap-add ``D^-1 G_m^T W tiles``: the average of every prediction of a
+        pixel, each weighted by its tile's ``window`` (:func:`tile_window`; uniform: 1).
 
         ``cross_face=False`` drops the halo pixels that lie on another face; ``True`` scatters
         them back through the transpose of the KNN interpolation. Half-precision tiles are
@@ -221,8 +254,11 @@ class HaloOperator:
         """
         acc = _ACCUMULATE.get(tiles.dtype, tiles.dtype)
         n, H = self.n, self.halo
-        count = self.counts(acc, cross_face)  # before the scratch buffers are filled below
-        ext = self._overlap_add(tiles.to(acc))  # (B, C, 6, P, P)
+        count = self.counts(acc, cross_face, window)  # before the scratch buffers are filled
+        tiles = tiles.to(acc)
+        if window != "uniform":
+            tiles = tiles * self.window(window, acc)  # (B * n_tiles, C, S, S) * (S, S)
+        ext = self._overlap_add(tiles)  # (B, C, 6, P, P)
         if cross_face and H:
             self._add_cross_face(ext)
         out = torch.div(ext[..., H : H + n, H : H + n], count)  # copy and normalise in one pass

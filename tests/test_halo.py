@@ -71,6 +71,43 @@ def test_cross_face_adjoint_keeps_a_constant(op, dtype):
     assert err <= 2 * ulp, f"max |adjoint(gather(c)) - c| = {err:.3g} (1 ulp = {ulp:.3g})"
 
 
+@pytest.mark.parametrize("window", ["linear", "cosine"])
+@pytest.mark.parametrize("cross_face", [False, True])
+def test_windowed_adjoint_is_the_window_weighted_transpose(op, window, cross_face):
+    """``D_w^-1 G^T W``: the weighted adjoint identity <W G x, y> = <x, G^T W y>, a constant
+    reproduced (to 2 ulp) and the windows' shape (1 on the tile, falling across the halo)."""
+    from screamcast.halo import tile_window
+
+    w = torch.as_tensor(tile_window(window, 8, 4))
+    assert w[4:12, 4:12].eq(1).all() and w[0, 8] == pytest.approx(
+        0.125 if window == "linear" else 0.5 * (1 - np.cos(np.pi / 8))
+    )
+    assert (w[:4, 8].diff() > 0).all()  # rising from the outer edge inward
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(1, 2, 6, 24, 24, dtype=torch.float64, generator=gen)
+    y = torch.randn(op.n_tiles, 2, 16, 16, dtype=torch.float64, generator=gen)
+    gx = op.gather(x)
+    if not cross_face:
+        gx = gx * torch.as_tensor(~op.layout.cross_face_mask(), dtype=x.dtype)[:, None]
+    lhs = (w * gx * y).sum().item()
+    rhs = (x * op.transpose(y * w, cross_face=cross_face)).sum().item()
+    assert abs(lhs - rhs) <= 1e-12 * abs(lhs)
+    # normalised: the weighted transpose over the weights that reach each pixel
+    want = op.transpose(y * w, cross_face) / op.counts(torch.float64, cross_face, window)
+    torch.testing.assert_close(op.adjoint(y, cross_face, window), want, rtol=1e-14, atol=1e-14)
+    c = torch.full((1, 2, 6, 24, 24), 2.7, dtype=torch.float32)
+    err = (op.adjoint(op.gather(c), cross_face, window) - c).abs().max().item()
+    assert err <= 2 * 2.4e-7, err
+    # the windowed average is not the uniform one where predictions overlap
+    diff = (op.adjoint(y, cross_face, window) - op.adjoint(y, cross_face)).abs()
+    assert diff.max() > 1e-3
+
+
+def test_a_bad_window_is_refused(op):
+    with pytest.raises(ValueError, match="window must be one of uniform, linear, cosine"):
+        op.adjoint(op.gather(torch.zeros(1, 1, 6, 24, 24)), window="hann")
+
+
 def test_cross_face_adjoint_changes_only_pixels_near_face_edges(op):
     x = torch.randn(1, 2, 6, 24, 24, dtype=torch.float64)
     change = (op.adjoint(op.gather(x), cross_face=True) - x).abs().amax(dim=(0, 1)).numpy()

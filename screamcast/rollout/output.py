@@ -36,6 +36,7 @@ RESUME_KEYS = (
     "steps",
     "halo_adjoint",
     "halo_adjoint_cross_face",
+    "halo_adjoint_window",
     "nudging",
     "reference",
     "nudge_vars",

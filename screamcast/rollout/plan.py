@@ -31,6 +31,7 @@ from screamcast.data.calendar import (
 from screamcast.data.channels import ChannelError, expand, grouped, level_coordinate
 from screamcast.data.store import dataset_grid, describe_non_finite, open_store, time_step
 from screamcast.grid import PhysicsGrid
+from screamcast.halo import WINDOWS
 from screamcast.rollout import output as out
 from screamcast.rollout.nudging import Nudger
 from screamcast.rollout.stepper import Reassembly, resolve_precision
@@ -49,6 +50,7 @@ class RolloutOptions:
     steps: int = 24
     reference: str | None = None
     reassembly: Reassembly = Reassembly.CROP
+    halo_adjoint_window: str = "uniform"  # uniform | linear | cosine (with the halo adjoint)
     nudge_tau_hours: float = 6.0
     nudge_vars: list[str] = field(default_factory=list)
     device: str = "cpu"
@@ -133,6 +135,13 @@ def _load_checkpoint(o: RolloutOptions) -> fmt.InferenceCheckpoint:
 def _check_options(o: RolloutOptions) -> None:
     if not isinstance(o.reassembly, Reassembly):
         raise RolloutError(f"reassembly must be a Reassembly, got {o.reassembly!r}")
+    if o.halo_adjoint_window not in WINDOWS:
+        choices = ", ".join(WINDOWS)
+        raise RolloutError(
+            f"halo_adjoint_window must be one of {choices}, got {o.halo_adjoint_window!r}"
+        )
+    if o.halo_adjoint_window != "uniform" and not o.reassembly.halo_adjoint:
+        raise RolloutError("a halo_adjoint_window needs the halo adjoint (the crop uses no halo)")
     if o.steps < 1:
         raise RolloutError(f"steps must be >= 1, got {o.steps}")
     if o.batch_size < 1:
@@ -209,6 +218,7 @@ def _attrs(o: RolloutOptions, desc, sha256: str, out_times, dt, nudger: Nudger |
         "halo": int(desc.grid.halo),
         "halo_adjoint": int(o.reassembly.halo_adjoint),
         "halo_adjoint_cross_face": int(o.reassembly.cross_face),
+        "halo_adjoint_window": o.halo_adjoint_window if o.reassembly.halo_adjoint else "none",
         "precision": resolve_precision(o.precision, o.device),
         "memory_format": "channels_last" if o.channels_last else "contiguous",
         "nudging": int(nudger is not None),

@@ -123,7 +123,14 @@ def _stepper(plan: RolloutPlan, rank: int, world: int, device: str) -> GlobalSte
     pipeline.load_state_dict(plan.checkpoint.weights)
     layout = TileLayout(plan.grid, desc.grid.tile, desc.grid.halo)
     config = StepperConfig(
-        o.reassembly, device, o.batch_size, o.precision, o.channels_last, rank, world
+        o.reassembly,
+        o.halo_adjoint_window,
+        device,
+        o.batch_size,
+        o.precision,
+        o.channels_last,
+        rank,
+        world,
     )
     return GlobalStepper(pipeline, layout, plan.static_fields, config)
 

@@ -72,6 +72,7 @@ class StepperConfig:
     """How :class:`GlobalStepper` runs: reassembly, device and arithmetic, batching, ranks."""
 
     reassembly: Reassembly = Reassembly.CROP
+    window: str = "uniform"  # the overlap-add's tile window (screamcast.halo.tile_window)
     device: str = "cpu"
     batch_size: int = 16  # tiles per forward pass
     precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
@@ -98,6 +99,7 @@ class GlobalStepper:
         self.batch_size, self.rank, self.world = c.batch_size, c.rank, c.world
         self.halo_adjoint = c.reassembly.halo_adjoint
         self.cross_face = c.reassembly.cross_face
+        self.window = c.window
         pos = layout.tile_pixel_positions()  # (n_tiles, S, S) into the (6, P, P) extended faces
         geo = ExtendedFaceGeometry(layout)
         lat, lon = geo.lat.reshape(-1)[pos], geo.lon.reshape(-1)[pos]
@@ -150,7 +152,7 @@ class GlobalStepper:
         """``x (C, 6, n, n)`` at t -> ``(C + D, 6, n, n)`` at t+1 (precipitation >= 0)."""
         tiles = self.predict_tiles(x, t0, t1)
         if self.halo_adjoint:
-            y = self.op.adjoint(tiles, cross_face=self.cross_face)[0]
+            y = self.op.adjoint(tiles, cross_face=self.cross_face, window=self.window)[0]
         else:
             y = self.op.crop(tiles)[0]
         return y

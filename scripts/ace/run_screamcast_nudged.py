@@ -45,6 +45,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="also overlap-add across face edges; needs --halo-adjoint",
     )
+    p.add_argument(
+        "--halo-adjoint-window",
+        choices=["uniform", "linear", "cosine"],
+        default="uniform",
+        help="weight each tile's predictions by a window falling toward its outer edge across "
+        "the halo (linear or raised-cosine ramp) before the overlap-add; needs --halo-adjoint",
+    )
     p.add_argument("--nudge-tau-hours", type=float, default=6.0)
     p.add_argument(
         "--nudge-vars",
@@ -132,6 +139,11 @@ FLAG_WORDS = [
     (r"^steps must be", "--steps must be"),
     (r"^batch_size \(tiles per forward pass\)", "--batch-size"),
     (r"^nudge_tau_hours", "--nudge-tau-hours"),
+    (r"^halo_adjoint_window", "--halo-adjoint-window"),
+    (
+        r"^a halo_adjoint_window needs the halo adjoint",
+        "--halo-adjoint-window needs --halo-adjoint",
+    ),
     (r"^nudge_vars need a reference", "--nudge-vars needs --reference"),
     (r"^nudge_vars", "--nudge-vars"),
     (r"^checkpoint is not usable", "--checkpoint is not usable"),
@@ -258,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         steps=args.steps,
         reference=args.reference,
         reassembly=Reassembly.from_flags(args.halo_adjoint, args.halo_adjoint_cross_face),
+        halo_adjoint_window=args.halo_adjoint_window,
         nudge_tau_hours=args.nudge_tau_hours,
         nudge_vars=[v for v in args.nudge_vars.split(",") if v],
         device=args.device,
