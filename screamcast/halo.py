@@ -255,11 +255,11 @@ class HaloOperator:
         acc = _ACCUMULATE.get(tiles.dtype, tiles.dtype)
         n, H = self.n, self.halo
         count = self.counts(acc, cross_face, window)  # before the scratch buffers are filled
-        tiles = tiles.to(acc)
+        dtype, tiles = tiles.dtype, tiles.to(acc)
         if window != "uniform":
             tiles = tiles * self.window(window, acc)  # (B * n_tiles, C, S, S) * (S, S)
         ext = self._overlap_add(tiles)  # (B, C, 6, P, P)
         if cross_face and H:
             self._add_cross_face(ext)
         out = torch.div(ext[..., H : H + n, H : H + n], count)  # copy and normalise in one pass
-        return out.to(tiles.dtype)
+        return out.to(dtype)
