@@ -27,11 +27,15 @@ from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-MODES = {
-    "crop": (False, False),
-    "intra-face overlap-add": (True, False),
-    "intra + cross-face overlap-add": (True, True),
+MODES = {  # name: (halo adjoint, cross-face, window)
+    "crop": (False, False, "uniform"),
+    "intra-face overlap-add": (True, False, "uniform"),
+    "intra + cross-face overlap-add": (True, True, "uniform"),
+    "intra-face, linear window": (True, False, "linear"),
+    "intra-face, cosine window": (True, False, "cosine"),
+    "intra + cross-face, cosine window": (True, True, "cosine"),
 }
+FIGURE_MODES = ("crop", "intra-face overlap-add", "intra + cross-face overlap-add")
 
 
 def main() -> None:
@@ -72,8 +76,9 @@ def main() -> None:
     for i in range(T - args.held_out - 1, T - 1):
         x = torch.as_tensor(truth[:, i].astype(np.float32))
         tiles = stepper.predict_tiles(x, times[i], times[i + 1])
-        for mode, (adjoint, cross) in MODES.items():
-            y = stepper.op.adjoint(tiles, cross_face=cross) if adjoint else stepper.op.crop(tiles)
+        for mode, (adjoint, cross, window) in MODES.items():
+            op = stepper.op
+            y = op.adjoint(tiles, cross_face=cross, window=window) if adjoint else op.crop(tiles)
             pred = y[0, : len(prog)].numpy() / scale  # (C, 6, n, n), normalised
             true = truth[:, i + 1] / scale
             for k, mask in masks.items():
@@ -90,7 +95,7 @@ def main() -> None:
     print("|---" * (len(cols) + 1) + "|")
     for mode in MODES:
         print(f"| {mode} | " + " | ".join(f"{np.mean(sums[mode][c]):.4f}" for c in cols) + " |")
-    figure(args.figure, last, n)
+    figure(args.figure, {k: v for k, v in last.items() if k in FIGURE_MODES}, n)
 
 
 def figure(path: str, errors: dict, n: int) -> None:

@@ -17,9 +17,11 @@ differ from a run here by up to 2 spacings). The old check (``rtol=1e-4`` plus `
 max|field| on the full state) allowed ~3e-4 m/s on u, more than most changes move it.
 Perturbations, run by ``test_perturbations_are_caught`` (max increment difference, in
 spacings, with the tolerance at 4): the KNN weights' power 1.0 -> 1.05: u 16, u_last 19.5,
-precip 13.2 (temperature 3: below float32's resolution of a 300 K field); crop <-> intra-face
-reassembly: temperature 671, u 1765, precip 5473. Both passed the old check. The references
-were regenerated when the inputs moved to E3SM's physics grid ne32pg2 (issue 14).
+precip 13.2 (temperature 3: below float32's resolution of a 300 K field); the crop config run
+with the uniform intra-face average: temperature 671, u 1765, precip 5473; the cosine-window
+intra-face config run with crop: temperature 57, u 267, precip 729. All passed the old check. The references
+were regenerated when the inputs moved to E3SM's physics grid ne32pg2 (issue 14), and again
+when the intra-face production configs took the cosine tile window (issue 19).
 """
 
 from __future__ import annotations
@@ -112,6 +114,7 @@ def run_config(name: str, tmp: Path) -> dict[str, np.ndarray]:
             steps=3,
             reference=str(ref) if nudged else None,
             reassembly=Reassembly.from_flags(r["halo_adjoint"], r["halo_adjoint_cross_face"]),
+            halo_adjoint_window=r.get("halo_adjoint_window", "uniform"),
             nudge_tau_hours=r.get("nudge_tau_hours", 6.0),
             nudge_vars=r.get("nudge_vars", []),
             batch_size=r["batch_size"],

@@ -72,7 +72,7 @@ class StepperConfig:
     """How :class:`GlobalStepper` runs: reassembly, device and arithmetic, batching, ranks."""
 
     reassembly: Reassembly = Reassembly.CROP
-    window: str = "uniform"  # the overlap-add's tile window (screamcast.halo.tile_window)
+    window: str = "cosine"  # the overlap-add's tile window (screamcast.halo.tile_window)
     device: str = "cpu"
     batch_size: int = 16  # tiles per forward pass
     precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32

@@ -67,12 +67,27 @@ def test_cli_subprocess_with_every_flag(tiny_checkpoint, tiny_store, tiny_refere
     assert (tmp_path / "r_metrics.csv").exists() and (tmp_path / "r_last_step.png").exists()
 
 
-@pytest.mark.parametrize("flags, expected", [([], (0, 0)), (["--halo-adjoint"], (1, 0))])
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ([], (0, 0, "none")),
+        (["--halo-adjoint"], (1, 0, "cosine")),  # the default window
+        (["--halo-adjoint", "--halo-adjoint-window", "uniform"], (1, 0, "uniform")),
+    ],
+)
 def test_reassembly_flags_are_recorded(tiny_checkpoint, tiny_store, tmp_path, flags, expected):
     out = tmp_path / "r.zarr"
     assert cli.main(args(tiny_checkpoint, tiny_store, out, *flags, steps=2)) == 0
     a = open_out(out).attrs
-    assert (a["halo_adjoint"], a["halo_adjoint_cross_face"], a["nudging"]) == (*expected, 0)
+    got = (a["halo_adjoint"], a["halo_adjoint_cross_face"], a["halo_adjoint_window"])
+    assert got == expected and a["nudging"] == 0
+
+
+def test_a_window_without_the_halo_adjoint_is_an_error(tiny_checkpoint, tiny_store, tmp_path):
+    extra = ["--halo-adjoint-window", "linear"]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(args(tiny_checkpoint, tiny_store, tmp_path / "r.zarr", *extra))
+    assert exit_info.value.code == 2 and not (tmp_path / "r.zarr").exists()
 
 
 def test_cross_face_alone_is_an_error(tiny_checkpoint, tiny_store, tmp_path):
