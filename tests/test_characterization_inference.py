@@ -19,9 +19,9 @@ Perturbations, run by ``test_perturbations_are_caught`` (max increment differenc
 spacings, with the tolerance at 4): the KNN weights' power 1.0 -> 1.05: u 16, u_last 19.5,
 precip 13.2 (temperature 3: below float32's resolution of a 300 K field); the crop config run
 with the uniform intra-face average: temperature 671, u 1765, precip 5473; the cosine-window
-intra-face config run with crop: temperature 57, u 267, precip 729. All passed the old check. The references
-were regenerated when the inputs moved to E3SM's physics grid ne32pg2 (issue 14), and again
-when the intra-face production configs took the cosine tile window (issue 19).
+intra-face config run with crop: temperature 57, u 267, precip 729. All passed the old check.
+The references were regenerated when the inputs moved to E3SM's physics grid ne32pg2 (issue
+14), and again when the intra-face production configs took the cosine tile window (issue 19).
 """
 
 from __future__ import annotations
