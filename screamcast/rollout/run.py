@@ -124,13 +124,13 @@ def _stepper(plan: RolloutPlan, rank: int, world: int, device: str) -> GlobalSte
     layout = TileLayout(plan.grid, desc.grid.tile, desc.grid.halo)
     config = StepperConfig(
         o.reassembly,
-        o.halo_adjoint_window,
         device,
         o.batch_size,
         o.precision,
         o.channels_last,
         rank,
         world,
+        window=o.halo_adjoint_window,
     )
     return GlobalStepper(pipeline, layout, plan.static_fields, config)
 

@@ -72,13 +72,13 @@ class StepperConfig:
     """How :class:`GlobalStepper` runs: reassembly, device and arithmetic, batching, ranks."""
 
     reassembly: Reassembly = Reassembly.CROP
-    window: str = "cosine"  # the overlap-add's tile window (screamcast.halo.tile_window)
     device: str = "cpu"
     batch_size: int = 16  # tiles per forward pass
     precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
     channels_last: bool = True  # the network's convolutions in NHWC
     rank: int = 0  # this rank takes every world-th batch of tiles
     world: int = 1
+    window: str = "cosine"  # the overlap-add's tile window (screamcast.halo.tile_window)
 
 
 class GlobalStepper:
