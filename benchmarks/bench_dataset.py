@@ -110,7 +110,9 @@ def _s3_case(local: Path, layout, crop, batches):
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            xr.open_zarr(local).to_zarr("s3://bench/d.zarr", storage_options=options, mode="w-")
+            xr.open_zarr(local, chunks=None).to_zarr(
+                "s3://bench/d.zarr", storage_options=options, mode="w-"
+            )
         return _case("s3", "s3://bench/d.zarr", options, layout, crop, max(batches // 3, 2), 4)
     finally:
         server.stop()

@@ -37,8 +37,8 @@ def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
     try:
         write_store(tmp / "d.zarr", n, days=1.5, step_hours=1)
         write_store(tmp / "r.zarr", n // 4, days=1.5, step_hours=6, coarsen=4)
-        ds = xr.open_zarr(tmp / "d.zarr", consolidated=False)
-        ref = xr.open_zarr(tmp / "r.zarr", consolidated=False)
+        ds = xr.open_zarr(tmp / "d.zarr", consolidated=False, chunks=None)
+        ref = xr.open_zarr(tmp / "r.zarr", consolidated=False, chunks=None)
         cfg = TrainConfig(
             data=DataConfig(n=n, tile=tile, halo=halo),
             model=ModelConfig(width=32),

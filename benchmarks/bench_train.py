@@ -115,7 +115,7 @@ def _bare_step_fn(cfg):
     from screamcast.grid import PhysicsGrid, TileLayout
 
     d = cfg.data
-    ds = xr.open_zarr(d.url, consolidated=False)
+    ds = xr.open_zarr(d.url, consolidated=False, chunks=None)
     pipeline = build_pipeline(cfg, compute_stats(ds, d.prognostic + d.diagnostic, d.static))
     optimizer = torch.optim.AdamW(pipeline.parameters(), lr=1e-4)
     data = CropDataset(

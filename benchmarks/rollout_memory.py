@@ -45,7 +45,9 @@ def make_inputs(work: Path, n: int, steps: int) -> tuple[Path, Path]:
     data = DataConfig(url=str(store), n=n, tile=tile, halo=min(8, tile))
     cfg = OmegaConf.structured(TrainConfig(data=data, model=ModelConfig(width=8)))
     variables = list(data.prognostic) + list(data.diagnostic)
-    stats = compute_stats(xr.open_zarr(store, consolidated=False), variables, data.static)
+    stats = compute_stats(
+        xr.open_zarr(store, consolidated=False, chunks=None), variables, data.static
+    )
     torch.manual_seed(0)
     pipeline = build_pipeline(cfg, stats)
     opt = torch.optim.AdamW(pipeline.parameters())

@@ -68,7 +68,7 @@ def s3(small_store):
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        xr.open_zarr(small_store).to_zarr(
+        xr.open_zarr(small_store, chunks=None).to_zarr(
             "s3://data/small.zarr", storage_options=options, mode="w-"
         )
     yield {"url": "s3://data/small.zarr", "options": options, "endpoint": endpoint}

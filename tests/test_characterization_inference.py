@@ -70,7 +70,7 @@ def make_checkpoint(config: dict, store: Path, path: Path) -> Path:
     data = DataConfig(url=str(store), n=64, **config["grid"])
     cfg = OmegaConf.structured(TrainConfig(data=data, model=ModelConfig(**config["model"])))
     d = cfg.data
-    ds = xr.open_zarr(store, consolidated=False)
+    ds = xr.open_zarr(store, consolidated=False, chunks=None)
     stats = compute_stats(ds, d.prognostic + d.diagnostic, d.static)
     torch.manual_seed(0)
     pipeline = build_pipeline(cfg, stats)
@@ -123,7 +123,7 @@ def run_config(name: str, tmp: Path) -> dict[str, np.ndarray]:
     )
     import xarray as xr
 
-    ds = xr.open_zarr(out, consolidated=False)
+    ds = xr.open_zarr(out, consolidated=False, chunks=None)
     arrays = {v: ds[v].values[1:, :, ::4, ::4] for v in KEEP}
     arrays["u_last"] = ds["u"].values[-1]
     arrays |= {f"ic_{v}": ds[v].values[0, :, ::4, ::4] for v in KEEP}

@@ -54,7 +54,7 @@ def coarse_reference(tmp_path_factory, column_store):
 
 
 def test_the_column_store_opens_on_its_grid_and_calendar(column_store):
-    raw = xr.open_zarr(column_store, decode_times=DECODER)
+    raw = xr.open_zarr(column_store, decode_times=DECODER, chunks=None)
     assert raw["T_mid"].dims == ("time", "ncol", "lev") and raw["Q"].dims == ("time", "lev", "ncol")
     ds = open_store(column_store, None, PROG, ["orography"], n=16)
     assert ds.attrs["grid"] == "ne8pg2" and ds["time"].values[0].calendar == "noleap"
@@ -74,7 +74,7 @@ def test_the_column_store_opens_on_its_grid_and_calendar(column_store):
 def test_bad_3d_requests_are_refused_clearly(column_store, tmp_path):
     with pytest.raises(StoreError, match=r"levels \[3\] of 'T_mid' are not among its 3 levels"):
         open_store(column_store, None, ["T_mid"], n=16, levels={"T_mid": [3]})
-    two = xr.open_zarr(column_store).isel(time=slice(0, 2))
+    two = xr.open_zarr(column_store, chunks=None).isel(time=slice(0, 2))
     two["W"] = two["T_mid"].expand_dims(dim2=2, axis=2)  # (time, ncol, dim2, lev)
     two.to_zarr(tmp_path / "two.zarr", consolidated=False)
     with pytest.raises(StoreError, match=r"'W' has dims .* more than one dim .*dim2, lev"):
@@ -106,7 +106,7 @@ def test_train_resume_and_nudged_rollout(column_store, coarse_reference, tmp_pat
     extra = ["--reference", str(coarse_reference), "--nudge-vars", "T_mid[1:]"]
     extra += ["--start", "2020-02-28T12:00", "--nudge-tau-hours", "3"]
     assert cli.main(args(run / "latest.pth", column_store, out, *extra, steps=6)) == 0
-    ds = xr.open_zarr(out, consolidated=False, decode_times=DECODER)
+    ds = xr.open_zarr(out, consolidated=False, decode_times=DECODER, chunks=None)
     assert ds.attrs["grid"] == "ne8pg2" and ds.attrs["calendar"] == "noleap"
     assert ds.attrs["nudge_vars"] == "T_mid[1],T_mid[2]"
     assert "block mean over 2x2" in ds.attrs["nudge_projection"]
@@ -126,7 +126,7 @@ def test_train_resume_and_nudged_rollout(column_store, coarse_reference, tmp_pat
     # the nudged levels end closer to the truth's large scales than a free run's
     free = tmp_path / "free.zarr"
     assert cli.main(args(run / "latest.pth", column_store, free, *extra[4:], steps=6)) == 0
-    free_ds = xr.open_zarr(free, consolidated=False, decode_times=DECODER)
+    free_ds = xr.open_zarr(free, consolidated=False, decode_times=DECODER, chunks=None)
     a = PhysicsGrid(8, 2).area.reshape(6, 8, 2, 8, 2)
 
     def large_scale_error(field, level):
@@ -137,7 +137,7 @@ def test_train_resume_and_nudged_rollout(column_store, coarse_reference, tmp_pat
     for level in (1, 2):
         assert large_scale_error(ds, level) < 0.8 * large_scale_error(free_ds, level)
     # a reference on other levels is refused before any step, naming the channel and levels
-    other = xr.open_zarr(coarse_reference, decode_times=DECODER).load()
+    other = xr.open_zarr(coarse_reference, decode_times=DECODER, chunks=None).load()
     other = other.assign_coords(lev=other.lev * 1.01)
     for v in other.variables.values():
         v.encoding.clear()
@@ -153,7 +153,7 @@ def test_a_checkpoint_is_refused_on_a_store_of_another_grid(
     tiny_checkpoint, tiny_store, tmp_path, capsys
 ):
     """ne8pg2 and ne16pg1 both have faces of 16 cells: only the grid's name tells them apart."""
-    ds = xr.open_zarr(tiny_store, decode_times=DECODER).load()
+    ds = xr.open_zarr(tiny_store, decode_times=DECODER, chunks=None).load()
     other = PhysicsGrid(16, 1)
     ds = ds.assign_coords(lat=(("face", "y", "x"), other.lat), lon=(("face", "y", "x"), other.lon))
     ds.attrs["grid"] = "ne16pg1"

@@ -55,7 +55,7 @@ def open_source(url: str, storage_options: dict | None = None) -> xr.Dataset:
             from screamcast.data.remote import zarr_store
 
             store = zarr_store(url, storage_options)
-            return xr.open_zarr(store, consolidated=None, decode_times=DECODER)
+            return xr.open_zarr(store, consolidated=None, decode_times=DECODER, chunks=None)
         if url.startswith("s3://"):  # a local copy: CDF5 cannot be read from a stream
             import fsspec
 

@@ -112,7 +112,8 @@ def _start(
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
     if skill is not None:  # the steps written before the interruption, one at a time
         skill.add_from_output(
-            xr.open_zarr(plan.output, consolidated=False, decode_times=DECODER), range(k0 + 1)
+            xr.open_zarr(plan.output, consolidated=False, decode_times=DECODER, chunks=None),
+            range(k0 + 1),
         )
     return k0, torch.as_tensor(fields[:C])
 

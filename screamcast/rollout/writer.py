@@ -198,7 +198,7 @@ class RolloutWriter:
         steps = int(group.attrs.get("complete_steps", 0))
         if steps == 0:
             raise ValueError(f"output {self.path} has no complete step")
-        ds = xr.open_zarr(self.path, consolidated=False, decode_times=DECODER)
+        ds = xr.open_zarr(self.path, consolidated=False, decode_times=DECODER, chunks=None)
         if self.times is None:
             self.times = ds["time"].values
         fields = np.stack(

@@ -210,7 +210,7 @@ def demo_arguments() -> list[str]:
 
     from screamcast.data.calendar import DECODER
 
-    times = xr.open_zarr(data, consolidated=False, decode_times=DECODER)["time"].values
+    times = xr.open_zarr(data, consolidated=False, decode_times=DECODER, chunks=None)["time"].values
     k = 1
     while (ROOT / "demo_out" / f"rollout_{k:03d}.zarr").exists():
         k += 1

@@ -29,7 +29,7 @@ def test_position_features():
 
 
 def test_stats_match_a_direct_computation_and_round_trip(tiny_store, tmp_path):
-    ds = xr.open_zarr(tiny_store)
+    ds = xr.open_zarr(tiny_store, chunks=None)
     stats = compute_stats(ds, ["u", "tracer"], ["orography"], block=5)
     w = PhysicsGrid.for_face_size(16).area
     u = ds.u.values.astype(np.float64)

@@ -122,7 +122,7 @@ def test_bad_stores_are_refused_with_a_clear_message(tmp_path, make, kwargs, mes
 
 
 def test_column_store_maps_onto_the_grid(tmp_path, tiny_store):
-    native = xr.open_zarr(tiny_store).isel(time=slice(0, 3))
+    native = xr.open_zarr(tiny_store, chunks=None).isel(time=slice(0, 3))
     perm = PhysicsGrid(8, 2).column_index()  # E3SM's column order
     cols = xr.Dataset(
         {"u": (("time", "ncol"), native.u.values.reshape(3, -1)[:, perm])},

@@ -17,7 +17,7 @@ def test_store_vorticity_is_the_curl_of_the_stored_winds_formula(tiny_store):
     """The store's vorticity against a finite-difference curl of the Rossby-Haurwitz winds
     (and their divergence against zero) at its own cell centres and times: the three fields
     are checked against each other, not against the function that wrote them."""
-    ds = xr.open_zarr(tiny_store)
+    ds = xr.open_zarr(tiny_store, chunks=None)
     p, t0 = syn.FlowParameters(seed=0), ds.time.values[0]
     rng = np.random.default_rng(1)
     h = 1e-5  # radians
@@ -49,7 +49,7 @@ def test_tracer_is_rigidly_rotated_and_its_mass_conserved(tiny_store):
     formula); its area integral is constant."""
     from scipy.spatial.transform import Rotation
 
-    ds = xr.open_zarr(tiny_store)
+    ds = xr.open_zarr(tiny_store, chunks=None)
     grid = PhysicsGrid.for_face_size(16)
     p = syn.FlowParameters(seed=0)
     axis = np.array([-np.sin(np.pi / 4), 0.0, np.cos(np.pi / 4)])
@@ -67,7 +67,7 @@ def test_tracer_is_rigidly_rotated_and_its_mass_conserved(tiny_store):
 def test_temperature_follows_the_lagged_insolation(tiny_store):
     """288 K - 40 K sin^2(lat) + 6 K cos Z three hours earlier, with cos Z from the reference's
     formula written out here (declination, hour angle), not screamcast.data.forcing."""
-    ds = xr.open_zarr(tiny_store)
+    ds = xr.open_zarr(tiny_store, chunks=None)
     lat, lon = np.radians(ds.lat.values), np.radians(ds.lon.values)
     for t in (0, 5, 11):
         when = ds.time.values[t] - np.timedelta64(3, "h")
@@ -81,7 +81,7 @@ def test_temperature_follows_the_lagged_insolation(tiny_store):
 
 
 def test_rossby_haurwitz_pattern_moves_at_its_phase_speed(tiny_store):
-    ds = xr.open_zarr(tiny_store)
+    ds = xr.open_zarr(tiny_store, chunks=None)
     lam = np.radians(ds.lon.values).ravel()
     s = np.sin(np.radians(ds.lat.values)).ravel()
     w = np.sqrt(PhysicsGrid.for_face_size(16).area.ravel())
@@ -98,7 +98,7 @@ def test_rossby_haurwitz_pattern_moves_at_its_phase_speed(tiny_store):
 
 
 def test_fields_are_physical(tiny_store):
-    ds = xr.open_zarr(tiny_store)
+    ds = xr.open_zarr(tiny_store, chunks=None)
     assert float(np.abs(ds.u).max()) < 110 and float(ds.temperature.min()) > 200
     p = ds.precip.values
     assert p.min() >= 0 and 0.02 < (p > 0).mean() < 0.3, (p > 0).mean()
@@ -110,8 +110,8 @@ def test_fields_are_physical(tiny_store):
 
 def test_coarse_reference_is_the_block_mean_of_the_truth(tmp_path, tiny_store):
     ref = syn.write_store(tmp_path / "ref.zarr", 4, days=2, step_hours=6, coarsen=4)
-    fine = xr.open_zarr(tiny_store)
-    coarse = xr.open_zarr(ref)
+    fine = xr.open_zarr(tiny_store, chunks=None)
+    coarse = xr.open_zarr(ref, chunks=None)
     assert coarse.sizes["time"] == 9 and coarse.attrs["grid"] == "ne2pg2"
     a = fine.area.values.reshape(6, 4, 4, 4, 4)  # ne8pg2 cells in blocks of whole elements
     values = fine.temperature.sel(time=coarse.time).values.reshape(9, 6, 4, 4, 4, 4)
@@ -154,8 +154,12 @@ def test_cli(tmp_path):
     ]
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert xr.open_zarr(tmp_path / "r.zarr").sizes["y"] == 4
-    assert dict(xr.open_zarr(tmp_path / "ll.zarr").sizes) == {"time": 3, "lat": 36, "lon": 72}
+    assert xr.open_zarr(tmp_path / "r.zarr", chunks=None).sizes["y"] == 4
+    assert dict(xr.open_zarr(tmp_path / "ll.zarr", chunks=None).sizes) == {
+        "time": 3,
+        "lat": 36,
+        "lon": 72,
+    }
 
 
 def test_a_store_written_in_several_blocks_keeps_its_attrs(tmp_path):
@@ -166,4 +170,4 @@ def test_a_store_written_in_several_blocks_keeps_its_attrs(tmp_path):
     path = syn.write_store(tmp_path / "b.zarr", 8, days=0.5, step_hours=3, block=2)
     attrs = dict(zarr.open_group(path).attrs)
     assert attrs["grid"] == "ne4pg2" and attrs["seed"] == 0
-    assert xr.open_zarr(path).sizes["time"] == 5
+    assert xr.open_zarr(path, chunks=None).sizes["time"] == 5

@@ -83,7 +83,7 @@ def test_eam_cdf5_files_become_a_cube_store(eam, tmp_path):
 
 def test_eamxx_layers_conserve_the_column_and_winds_split(eamxx, tmp_path):
     run(eamxx, tmp_path / "s.zarr", layers="0,2,5,8")
-    ds = xr.open_zarr(tmp_path / "s.zarr", decode_times=DECODER)
+    ds = xr.open_zarr(tmp_path / "s.zarr", decode_times=DECODER, chunks=None)
     assert set(ds.data_vars) == {"T_mid", "qv", "u", "v", "ps"} and ds.sizes["layer"] == 3
     src = xr.open_mfdataset(
         [str(p) for p in eamxx], decode_times=DECODER, combine="by_coords", data_vars="minimal"
@@ -141,8 +141,8 @@ def test_a_killed_ingestion_resumes_to_the_same_store(eam, tmp_path):
     with pytest.raises(StoreError, match="still being written"):
         open_store(tmp_path / "k.zarr", None, ["T"], n=8)
     assert subprocess.run(cmd, cwd=Path(__file__).resolve().parents[2]).returncode == 0
-    a = xr.open_zarr(whole, decode_times=DECODER)
-    b = xr.open_zarr(tmp_path / "k.zarr", decode_times=DECODER)
+    a = xr.open_zarr(whole, decode_times=DECODER, chunks=None)
+    b = xr.open_zarr(tmp_path / "k.zarr", decode_times=DECODER, chunks=None)
     for v in a.data_vars:
         np.testing.assert_array_equal(a[v].values, b[v].values)
     assert a.attrs["normalisation"] == b.attrs["normalisation"]
@@ -152,8 +152,8 @@ def test_a_killed_ingestion_resumes_to_the_same_store(eam, tmp_path):
 def test_a_dask_local_cluster_writes_the_same_store(eam, tmp_path):
     run(eam, tmp_path / "a.zarr")
     run(eam, tmp_path / "b.zarr", workers=2)  # a real distributed.LocalCluster, 2 processes
-    a = xr.open_zarr(tmp_path / "a.zarr", decode_times=DECODER)
-    b = xr.open_zarr(tmp_path / "b.zarr", decode_times=DECODER)
+    a = xr.open_zarr(tmp_path / "a.zarr", decode_times=DECODER, chunks=None)
+    b = xr.open_zarr(tmp_path / "b.zarr", decode_times=DECODER, chunks=None)
     for v in a.data_vars:
         np.testing.assert_array_equal(a[v].values, b[v].values)
     assert a.attrs["normalisation"] == b.attrs["normalisation"]
@@ -163,7 +163,7 @@ def test_gaps_overlaps_and_bad_files_are_named(eam, eamxx, tmp_path):
     with pytest.raises(IngestError, match=r"h0.2020-03-01-00.nc: times jump from .* a gap"):
         run([eam[0], eam[2]], tmp_path / "g.zarr")
     run([eam[0], eam[2]], tmp_path / "g.zarr", allow_gaps=True)
-    g = xr.open_zarr(tmp_path / "g.zarr", decode_times=DECODER)
+    g = xr.open_zarr(tmp_path / "g.zarr", decode_times=DECODER, chunks=None)
     assert g.sizes["time"] == 12 and np.isnan(g["T"].values[4:8]).all()
     assert len(g.attrs["missing_times"]) == 4
     copy = tmp_path / "copy.nc"
@@ -189,7 +189,7 @@ def test_existing_stores_and_inputs_are_never_overwritten(eam, tmp_path):
     with pytest.raises(IngestError, match="exists and is not this ingestion's store"):
         run(eam, tmp_path / "s.zarr")
     run(eam, tmp_path / "s.zarr", overwrite=True)
-    assert xr.open_zarr(tmp_path / "s.zarr").sizes["time"] == 12
+    assert xr.open_zarr(tmp_path / "s.zarr", chunks=None).sizes["time"] == 12
     inside = tmp_path / "runs"
     inside.mkdir()
     shutil.copy(eam[0], inside / "a.nc")
@@ -245,11 +245,11 @@ def test_the_ingested_store_trains_and_rolls_out(eam, tmp_path):
     run_dir = train(config(*over))
     desc = load(run_dir / "latest.pth")["description"]
     assert desc["variables"]["prognostic"][:5] == ["T[0]", "T[1]", "T[2]", "T[3]", "U[0]"]
-    stored = xr.open_zarr(store).attrs["normalisation"]
+    stored = xr.open_zarr(store, chunks=None).attrs["normalisation"]
     assert desc["stats"]["mean"]["T[2]"] == stored["mean"]["T[2]"]  # no statistics pass
     out = tmp_path / "out.zarr"
     assert cli.main(args(run_dir / "latest.pth", store, out, steps=2)) == 0
-    ds = xr.open_zarr(out, decode_times=DECODER)
+    ds = xr.open_zarr(out, decode_times=DECODER, chunks=None)
     assert ds["T"].dims == ("time", "layer", "face", "y", "x") and ds.attrs["grid"] == "ne4pg2"
     assert np.isfinite(ds["T"].values).all() and ds.attrs["calendar"] == "noleap"
 
@@ -263,7 +263,7 @@ def test_zarr_history_is_read_like_netcdf(eamxx, tmp_path):
         zarrs.append(z)
     run(zarrs, tmp_path / "from_zarr.zarr")
     run(eamxx, tmp_path / "from_nc.zarr")
-    a = xr.open_zarr(tmp_path / "from_zarr.zarr", decode_times=DECODER)
-    b = xr.open_zarr(tmp_path / "from_nc.zarr", decode_times=DECODER)
+    a = xr.open_zarr(tmp_path / "from_zarr.zarr", decode_times=DECODER, chunks=None)
+    b = xr.open_zarr(tmp_path / "from_nc.zarr", decode_times=DECODER, chunks=None)
     for v in ("T_mid", "u", "v", "ps"):
         np.testing.assert_array_equal(a[v].values, b[v].values)

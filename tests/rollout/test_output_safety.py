@@ -67,7 +67,7 @@ def test_overwrite_keeps_the_old_output_until_the_new_one_is_complete(
     assert snapshot(finished) == before
     # a run that fails mid-way (here: a reference that turns non-finite at its second time)
     bad_ref = tmp_path / "bad_ref.zarr"
-    ref = xr.open_zarr(tiny_store).isel(time=slice(0, 6)).load()
+    ref = xr.open_zarr(tiny_store, chunks=None).isel(time=slice(0, 6)).load()
     ref["u"][2, 1, 3, 4] = np.nan
     ref.to_zarr(bad_ref)
     nudged = ["--reference", str(bad_ref), "--nudge-vars", "u", "--overwrite"]
@@ -193,7 +193,7 @@ def test_a_second_run_on_a_locked_output_is_refused(tiny_checkpoint, tiny_store,
 
 def test_non_finite_initial_condition_is_refused(tiny_checkpoint, tiny_store, tmp_path, capsys):
     bad = tmp_path / "bad_ic.zarr"
-    ds = xr.open_zarr(tiny_store).load()
+    ds = xr.open_zarr(tiny_store, chunks=None).load()
     ds["temperature"][0, 2, 5, 6] = np.inf
     ds.to_zarr(bad)
     assert cli.main(args(tiny_checkpoint, bad, tmp_path / "o.zarr")) == 2
@@ -246,7 +246,9 @@ def test_twenty_minute_steps_are_exact_and_resume(tiny_checkpoint, tmp_path):
     assert steps == 14 and last == times[13]
     from screamcast.data.calendar import DECODER
 
-    written = xr.open_zarr(tmp_path / "o.zarr", consolidated=False, decode_times=DECODER)
+    written = xr.open_zarr(
+        tmp_path / "o.zarr", consolidated=False, decode_times=DECODER, chunks=None
+    )
     assert list(written["time"].values) == list(times)
 
 
@@ -293,7 +295,7 @@ def test_a_store_without_coordinates_needs_assume_grid(tiny_checkpoint, tiny_sto
                                                        capsys):  # fmt: skip
     """A store without lat/lon passed unchecked; now the CLI asks for --assume-grid."""
     bare = tmp_path / "bare.zarr"
-    xr.open_zarr(tiny_store).drop_vars(["lat", "lon"]).to_zarr(bare)
+    xr.open_zarr(tiny_store, chunks=None).drop_vars(["lat", "lon"]).to_zarr(bare)
     assert cli.main(args(tiny_checkpoint, bare, tmp_path / "o.zarr", steps=1)) == 2
     assert "configured grid (--assume-grid)" in capsys.readouterr().err
     argv = args(tiny_checkpoint, bare, tmp_path / "o.zarr", "--assume-grid", steps=1)

@@ -15,7 +15,7 @@ from .test_run_nudged import args, cli, open_out
 
 
 def latlon(tiny_latlon_reference, **changes):
-    ds = xr.open_zarr(tiny_latlon_reference).load()
+    ds = xr.open_zarr(tiny_latlon_reference, chunks=None).load()
     for value in changes.values():
         ds = value(ds)
     return ds
