@@ -70,7 +70,49 @@ def latlon_to_xyz(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     return np.stack([np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)], axis=-1)
 
 
-class CubedSphereGrid:
+class FaceCells:
+    """What a grid of ``6 x n x n`` cells derives from its cell centres ``xyz (6, n, n, 3)``:
+    lat/lon, distances to the face edges, the cell width (both grids below share it)."""
+
+    n: int
+    xyz: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (6, self.n, self.n)
+
+    @cached_property
+    def latlon(self) -> tuple[np.ndarray, np.ndarray]:
+        return xyz_to_latlon(self.xyz)
+
+    @property
+    def lat(self) -> np.ndarray:
+        """Cell-centre latitude in degrees, ``(6, n, n)``."""
+        return self.latlon[0]
+
+    @property
+    def lon(self) -> np.ndarray:
+        """Cell-centre longitude in degrees in [0, 360), ``(6, n, n)``."""
+        return self.latlon[1]
+
+    def edge_distance(self) -> np.ndarray:
+        """Pixels between each cell and the nearest face edge (0 on the edge row), ``(6, n, n)``."""
+        i = np.arange(self.n)
+        d1 = np.minimum(i, self.n - 1 - i)
+        return np.broadcast_to(np.minimum(d1[:, None], d1[None, :]), self.shape).copy()
+
+    def edge_mask(self, d: int) -> np.ndarray:
+        """True for the pixels within ``d`` rows of a face edge (``d=1``: the outermost ring)."""
+        return self.edge_distance() < d
+
+    def cell_width(self) -> float:
+        """Smallest great-circle distance between adjacent cell centres on a face."""
+        xyz = self.xyz[0]
+        along_x = np.linalg.norm(xyz[:, 1:] - xyz[:, :-1], axis=-1)
+        return float(2.0 * np.arcsin(along_x.min() / 2.0))
+
+
+class CubedSphereGrid(FaceCells):
     """The ``6 x n x n`` equiangular cubed-sphere grid of face size ``n``."""
 
     def __init__(self, n: int):
@@ -80,10 +122,6 @@ class CubedSphereGrid:
 
     def __repr__(self) -> str:
         return f"CubedSphereGrid(n={self.n})"
-
-    @property
-    def shape(self) -> tuple[int, int, int]:
-        return (6, self.n, self.n)
 
     @property
     def dalpha(self) -> float:
@@ -100,20 +138,6 @@ class CubedSphereGrid:
         a = self.centre_angles(np.arange(self.n))
         face = np.arange(6)[:, None, None]
         return gnomonic_xyz(face, a[None, None, :], a[None, :, None])  # (face, y, x, 3)
-
-    @cached_property
-    def latlon(self) -> tuple[np.ndarray, np.ndarray]:
-        return xyz_to_latlon(self.xyz)
-
-    @property
-    def lat(self) -> np.ndarray:
-        """Cell-centre latitude in degrees, ``(6, n, n)``."""
-        return self.latlon[0]
-
-    @property
-    def lon(self) -> np.ndarray:
-        """Cell-centre longitude in degrees in [0, 360), ``(6, n, n)``."""
-        return self.latlon[1]
 
     @cached_property
     def area(self) -> np.ndarray:
@@ -140,19 +164,3 @@ class CubedSphereGrid:
     def extended_area(self, first: int, count: int) -> np.ndarray:
         """Areas of the ``count x count`` cells from index ``first``, ``(y, x)``."""
         return self.face_cell_areas(np.arange(first, first + count + 1))
-
-    def edge_distance(self) -> np.ndarray:
-        """Pixels between each cell and the nearest face edge (0 on the edge row), ``(6, n, n)``."""
-        i = np.arange(self.n)
-        d1 = np.minimum(i, self.n - 1 - i)
-        return np.broadcast_to(np.minimum(d1[:, None], d1[None, :]), self.shape).copy()
-
-    def edge_mask(self, d: int) -> np.ndarray:
-        """True for the pixels within ``d`` rows of a face edge (``d=1``: the outermost ring)."""
-        return self.edge_distance() < d
-
-    def cell_width(self) -> float:
-        """Smallest great-circle distance between adjacent cell centres (at the face corners)."""
-        xyz = self.xyz[0]
-        along_x = np.linalg.norm(xyz[:, 1:] - xyz[:, :-1], axis=-1)
-        return float(2.0 * np.arcsin(along_x.min() / 2.0))

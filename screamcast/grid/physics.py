@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-from screamcast.grid.cubed_sphere import FACE_AXES, xyz_to_latlon
+from screamcast.grid.cubed_sphere import FACE_AXES, FaceCells
 
 _NAME = re.compile(r"^ne(\d+)pg(\d+)$")
 
@@ -37,7 +37,7 @@ def spherical_triangle_area(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.n
     return 2.0 * np.arctan2(num, 1.0 + dots)
 
 
-class PhysicsGrid:
+class PhysicsGrid(FaceCells):
     """The ``6 x n x n`` cells of ``ne<ne>pg<pg>`` (``n = ne * pg``), arrays ``(face, y, x)``
     with ``x`` along the face's ``e_a`` axis and ``y`` along ``e_b`` (HOMME face order)."""
 
@@ -77,10 +77,6 @@ class PhysicsGrid:
 
     def __hash__(self) -> int:
         return hash((self.ne, self.pg))
-
-    @property
-    def shape(self) -> tuple[int, int, int]:
-        return (6, self.n, self.n)
 
     def corner_xyz(self, face, cx, cy) -> np.ndarray:
         """Unit vectors of cell corners at integer corner indices ``cx, cy`` (``0..n`` on the
@@ -139,20 +135,6 @@ class PhysicsGrid:
         return _normalise(self.corners.sum(axis=-2))
 
     @cached_property
-    def latlon(self) -> tuple[np.ndarray, np.ndarray]:
-        return xyz_to_latlon(self.xyz)
-
-    @property
-    def lat(self) -> np.ndarray:
-        """Cell-centre latitude in degrees, ``(6, n, n)``."""
-        return self.latlon[0]
-
-    @property
-    def lon(self) -> np.ndarray:
-        """Cell-centre longitude in degrees in [0, 360), ``(6, n, n)``."""
-        return self.latlon[1]
-
-    @cached_property
     def area(self) -> np.ndarray:
         """Cell areas on the unit sphere (sr), ``(6, n, n)``; they sum to 4 pi."""
         return np.broadcast_to(self.extended_area(0, self.n), self.shape).copy()
@@ -167,19 +149,3 @@ class PhysicsGrid:
         )  # each (6, ne, ne, pg, pg), in ncol order when flattened
         y, x = ej * pg + sj, ei * pg + si
         return ((face * self.n + y) * self.n + x).reshape(-1)
-
-    def edge_distance(self) -> np.ndarray:
-        """Pixels between each cell and the nearest face edge (0 on the edge row), ``(6, n, n)``."""
-        i = np.arange(self.n)
-        d1 = np.minimum(i, self.n - 1 - i)
-        return np.broadcast_to(np.minimum(d1[:, None], d1[None, :]), self.shape).copy()
-
-    def edge_mask(self, d: int) -> np.ndarray:
-        """True for the pixels within ``d`` rows of a face edge (``d=1``: the outermost ring)."""
-        return self.edge_distance() < d
-
-    def cell_width(self) -> float:
-        """Smallest great-circle distance between adjacent cell centres on a face."""
-        xyz = self.xyz[0]
-        along_x = np.linalg.norm(xyz[:, 1:] - xyz[:, :-1], axis=-1)
-        return float(2.0 * np.arcsin(along_x.min() / 2.0))
