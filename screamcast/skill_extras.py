@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from screamcast.metrics import face_edge_mask, masked_rmse, tile_seam_mask
+from screamcast.metrics import face_edge_mask, tile_seam_mask
 
 
 class AnomalyCorrelation:
@@ -69,8 +69,10 @@ class SeamSkill:
             raise ValueError(f"tile={tile} does not divide the face size n={n}")
         edge = face_edge_mask(n)
         seam = tile_seam_mask(n, tile)
-        self.masks = {"tile_seams": seam, "face_edges": edge, "interiors": ~(seam | edge)}
-        self.n, self.tile, self.area, self.variables = n, tile, area, variables
+        masks = {"tile_seams": seam, "face_edges": edge, "interiors": ~(seam | edge)}
+        # each class's area weights, normalised once (this runs every rollout step)
+        self.weights = {c: np.where(m, area, 0.0) / area[m].sum() for c, m in masks.items()}
+        self.n, self.tile, self.variables = n, tile, variables
         self.rmse = {c: np.full((len(variables), steps), np.nan) for c in self.CLASSES}
         self.imprint = np.full((len(variables), steps), np.nan)
         self.last_map: np.ndarray | None = None  # (V, tile, tile) mean |error|, last step
@@ -82,13 +84,14 @@ class SeamSkill:
         return blocks.mean(axis=(1, 2, 4))
 
     def add(self, k: int, pred: np.ndarray, truth: np.ndarray) -> None:
-        pred, truth = np.asarray(pred, np.float64), np.asarray(truth, np.float64)
-        for c, mask in self.masks.items():
-            self.rmse[c][:, k] = masked_rmse(pred, truth, self.area, mask)
+        error = np.asarray(pred, np.float64) - truth  # (V, 6, n, n)
+        squared = error * error
+        for c, w in self.weights.items():
+            self.rmse[c][:, k] = np.sqrt((squared * w).sum(axis=(-3, -2, -1)))
         if k == 0:  # the initial condition: no error, no imprint
             self.imprint[:, 0] = 0.0
             return
-        tiles = self.tile_map(pred - truth)  # (V, t, t)
+        tiles = self.tile_map(error)  # (V, t, t)
         mean = tiles.mean(axis=(1, 2))
         self.imprint[:, k] = tiles.std(axis=(1, 2)) / np.where(mean > 0, mean, np.nan)
         self.last_map = tiles

@@ -72,12 +72,6 @@ class PhysicsGrid(FaceCells):
     def __repr__(self) -> str:
         return f"PhysicsGrid({self.name}, n={self.n})"
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PhysicsGrid) and (self.ne, self.pg) == (other.ne, other.pg)
-
-    def __hash__(self) -> int:
-        return hash((self.ne, self.pg))
-
     def corner_xyz(self, face, cx, cy) -> np.ndarray:
         """Unit vectors of cell corners at integer corner indices ``cx, cy`` (``0..n`` on the
         face, beyond it past the edge), ``(*shape, 3)`` for broadcastable inputs."""

@@ -71,7 +71,7 @@ def plan_outputs(cat, options: IngestOptions) -> tuple[dict, dict, dict, list | 
 def _layers(cat, spec: str) -> tuple[list[int], str]:
     h = cat.hybrid
     missing = [k for k in ("hyai", "hybi", "P0") if k not in h]
-    ps = next((v for v in ("PS", "ps") if v in _all_variables(cat)), None)
+    ps = next((v for v in ("PS", "ps") if v in cat.available), None)
     if missing or ps is None:
         lacking = ", ".join(missing + ([] if ps else ["PS"]))
         raise IngestError(f"--layers needs {lacking} in {cat.files[0]}, which lacks them")
@@ -82,10 +82,6 @@ def _layers(cat, spec: str) -> tuple[list[int], str]:
         return equal_thickness(h["hyai"], h["hybi"], float(h["P0"]), int(spec)), ps
     except (LayerError, ValueError) as err:
         raise IngestError(str(err)) from None
-
-
-def _all_variables(cat) -> set[str]:
-    return set(cat.variables) | cat.available
 
 
 def ingest(options: IngestOptions) -> dict:

@@ -92,7 +92,8 @@ def create(plan: Plan, attrs: dict, chunk: int, coords: dict) -> None:
         )
         arr[:] = values
         arr.attrs.update(coords[name][2])
-    for name, (level_dim, attrs_v) in _outputs(plan, coords).items():
+    for name, (src, _) in plan.outputs.items():
+        level_dim, attrs_v = plan.level_dims.get(name), cat.attrs.get(src, {})
         lead = (T,) if level_dim is None else (T, coords[level_dim][1].size)
         dims = ["time"] + ([] if level_dim is None else [level_dim]) + ["face", "y", "x"]
         arr = group.create_array(
@@ -134,15 +135,6 @@ def create(plan: Plan, attrs: dict, chunk: int, coords: dict) -> None:
             "ingest_complete": False,
         }
     )
-
-
-def _outputs(plan: Plan, coords: dict) -> dict:
-    """Output name -> (its level dim or None, its attrs)."""
-    out = {}
-    for name, (src, _) in plan.outputs.items():
-        level = plan.level_dims.get(name)
-        out[name] = (level, plan.catalogue.attrs.get(src, {}))
-    return out
 
 
 def finish(plan: Plan, stats: dict) -> None:
