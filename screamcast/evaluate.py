@@ -8,7 +8,9 @@ predicted step at a time (as the rollout makes it, or read back from an output) 
 truth at that time only; what it keeps is the initial truth (persistence) and the scores.
 
 ``python -m screamcast.evaluate OUTPUT --truth STORE --report DIR`` scores any rollout output
-(local or ``s3://``) against a truth store of its grid the same way, and writes a report folder.
+(local or ``s3://``) against a truth store the same way, and writes a report folder. The truth
+is on the output's grid, or a regular lat-lon grid where each truth cell is compared with the
+output's mean over that cell (:mod:`screamcast.scoring_grid`).
 """
 
 from __future__ import annotations
@@ -21,15 +23,30 @@ import xarray as xr
 
 from screamcast.data.channels import expand, with_channels
 from screamcast.metrics import area_weighted_bias, area_weighted_rmse
+from screamcast.scoring_grid import ScoringGrid, as_faces, is_latlon, sorted_latlon
 from screamcast.skill_extras import AnomalyCorrelation, SeamSkill, time_mean_climatology
 
 
 class StepSkill:
     """Per-step area-weighted RMSE, bias and persistence RMSE of ``variables`` against
-    ``truth`` at ``times`` (one per rollout step, the initial condition first)."""
+    ``truth`` at ``times`` (one per rollout step, the initial condition first).
 
-    def __init__(self, truth: xr.Dataset, variables: list[str], times: np.ndarray, area, extras=()):
+    ``truth`` None: no truth, only ``extras`` that need none (the nudging reference's misfit).
+    ``area (F, a, b)``: where the truth lives (the cube's ``(6, n, n)``, or ``(1, nlat, nlon)``
+    for a lat-lon truth, with ``regrid`` taking the rollout's fields there).
+    """
+
+    def __init__(
+        self,
+        truth: xr.Dataset | None,
+        variables: list[str],
+        times: np.ndarray,
+        area,
+        extras=(),
+        regrid=None,
+    ):
         self.truth, self.variables, self.times, self.area = truth, list(variables), times, area
+        self.regrid = regrid
         # more scores fed the same steps (screamcast.skill_extras: anomaly correlation, seams)
         self.extras = list(extras)
         self._weights = area / area.sum() if area is not None else None  # (6, n, n), sum 1
@@ -38,10 +55,10 @@ class StepSkill:
         self.persistence = {v: np.full(len(times), np.nan) for v in self.variables}
         # area-weighted global means (drift): prediction and truth
         self.mean = {v: np.full((2, len(times)), np.nan) for v in self.variables}
-        self._initial = self._truth_at(0)  # (V, 6, n, n)
+        self._initial = self._truth_at(0)  # (V, F, a, b)
         self.last: tuple[np.ndarray, np.ndarray] | None = None  # (prediction, truth) of var 0
         # time-mean bias maps over the steps after the initial condition: one field per variable
-        self.bias_sum = np.zeros((len(self.variables), *self._initial.shape[1:]))
+        self.bias_sum = np.zeros((len(self.variables), *np.shape(area)))
         self.bias_steps = 0
 
     @classmethod
@@ -52,13 +69,21 @@ class StepSkill:
             return None
         return cls(truth, variables, times, area, extras)
 
-    def _truth_at(self, k: int) -> np.ndarray:
+    def _truth_at(self, k: int) -> np.ndarray | None:
+        if self.truth is None:
+            return None
         at = self.truth[self.variables].sel(time=self.times[k])  # one time is read
-        return at.to_array().values  # (V, 6, n, n)
+        return as_faces(at.to_array().values)  # (V, F, a, b)
 
     def add(self, k: int, fields: np.ndarray) -> None:
         """Score step ``k``: ``fields (V, 6, n, n)``, the variables in order."""
         truth = self._truth_at(k)
+        for extra in self.extras:
+            extra.add(k, fields, truth)
+        if truth is None:
+            return
+        if self.regrid is not None:
+            fields = self.regrid(fields)  # (V, F, a, b)
         for i, v in enumerate(self.variables):
             self.rmse[v][k] = area_weighted_rmse(fields[i], truth[i], self.area)
             self.bias[v][k] = area_weighted_bias(fields[i], truth[i], self.area)
@@ -70,8 +95,6 @@ class StepSkill:
             self.bias_steps += 1
         if k == len(self.times) - 1:
             self.last = (np.array(fields[0]), truth[0])
-        for extra in self.extras:
-            extra.add(k, fields, truth)
 
     def add_from_output(self, output: xr.Dataset, steps: range) -> None:
         """Score ``steps`` of a written output, one step in memory at a time."""
@@ -96,15 +119,17 @@ class StepSkill:
     def write(self, base: str | Path) -> dict:
         """``<base>_metrics.csv`` / ``.json`` and, once the last step is scored,
         ``<base>_last_step.png`` (prediction, truth and error of the first variable)."""
-        rows = [
-            (k, str(self.times[k]), v, self.rmse[v][k], self.bias[v][k], self.persistence[v][k])
-            for v in self.variables
-            for k in range(len(self.times))
-        ]
-        with open(f"{base}_metrics.csv", "w") as f:
-            f.write("step,time,variable,rmse,bias,persistence_rmse\n")
-            f.writelines(f"{k},{t},{v},{r:.6g},{b:.6g},{p:.6g}\n" for k, t, v, r, b, p in rows)
         table = self.table()
+        columns = list(dict.fromkeys(c for v in self.variables for c in table[v]))
+        with open(f"{base}_metrics.csv", "w") as f:
+            f.write(",".join(["step", "time", "variable", *columns]) + "\n")
+            for v in self.variables:
+                nan = [np.nan] * len(self.times)
+                scores = [table[v].get(c, nan) for c in columns]
+                f.writelines(
+                    f"{k},{self.times[k]},{v}," + ",".join(f"{s[k]:.6g}" for s in scores) + "\n"
+                    for k in range(len(self.times))
+                )
         Path(f"{base}_metrics.json").write_text(json.dumps(table, indent=1))
         if self.last is not None:
             from screamcast.plot import plot_prediction
@@ -131,19 +156,21 @@ def evaluate(
     fields = [v for v in out.data_vars if out[v].dims[:1] == ("time",)]
     variables = expand(out, fields, where=f"output {output}")  # a 3-D variable's levels
     out = with_channels(out, variables, f"output {output}")
-    ref = _truth(truth, storage_options, variables, out)
     times, grid = out["time"].values, dataset_grid(out)
-    extras = _extras(out, grid, variables, len(times), climatology, tile, storage_options)
-    skill = StepSkill(ref, variables, times, grid.area, extras)
+    ref = _truth(truth, storage_options, variables, out)
+    scoring = ScoringGrid.latlon(grid, ref) if is_latlon(ref) else ScoringGrid.cube(grid)
+    extras = _extras(out, scoring, grid, variables, len(times), climatology, tile, storage_options)
+    skill = StepSkill(ref, variables, times, scoring.area, extras, scoring.regrid)
     skill.add_from_output(out, range(len(times)))
     report = Path(report)
     report.mkdir(parents=True, exist_ok=True)
     table = skill.write(report / "skill")
     rp.plot_leads(report / "leads.png", table, variables)
     rp.plot_drift(report / "drift.png", skill)
-    rp.plot_bias_maps(report / "bias_maps.png", skill, grid.lat)
+    rp.plot_bias_maps(report / "bias_maps.png", skill, scoring.lat)
     leads = sorted({1, len(times) // 2, len(times) - 1} & set(range(1, len(times))))
     spectra = rp.plot_spectra(report / "spectra.png", out, ref, variables, grid, leads)
+    spectra = f"Scored on {scoring.description}.\n\n{spectra}"
     seams = next((e for e in extras if isinstance(e, SeamSkill)), None)
     if seams is not None and seams.last_map is not None:
         rp.plot_tile_imprint(report / "tile_imprint.png", seams, variables)
@@ -158,7 +185,9 @@ def _truth(truth: str, storage_options, variables: list[str], out: xr.Dataset) -
     from screamcast.data.calendar import CalendarError, calendar_of, in_model_calendar
     from screamcast.data.store import StoreError, open_store
 
-    ref = open_store(truth, storage_options, variables, (), out.sizes["y"])
+    ref = open_store(truth, storage_options, variables, (), out.sizes["y"], latlon=True)
+    if is_latlon(ref):
+        ref = sorted_latlon(ref)
     times = out["time"].values
     try:  # a truth in another calendar is matched date for date (screamcast.data.calendar)
         ref = in_model_calendar(ref, calendar_of(times), truth)
@@ -173,19 +202,51 @@ def _truth(truth: str, storage_options, variables: list[str], out: xr.Dataset) -
     return ref
 
 
-def _extras(out, grid, variables, steps, climatology, tile, storage_options) -> list:
-    from screamcast.data.store import open_store
+def _extras(out, scoring, grid, variables, steps, climatology, tile, storage_options) -> list:
+    """Seams and the tile imprint (on the cube only: pixel classes of the output's own grid)
+    and, given a climatology store (on the output's grid or the truth's), the anomaly
+    correlation."""
+    from screamcast.data.store import StoreError, open_store
 
     extras = []
     tile = tile or out.attrs.get("tile")
-    if tile:
+    if tile and scoring.on_cube:
         extras.append(SeamSkill(grid.n, int(tile), grid.area, variables, steps))
     if climatology:
-        clim = open_store(climatology, storage_options, [], (), grid.n)
+        clim = open_store(climatology, storage_options, [], (), grid.n, latlon=True)
         clim = with_channels(clim, variables, f"climatology {climatology}")
-        maps = time_mean_climatology(clim, variables)
-        extras.append(AnomalyCorrelation(maps, grid.area, variables, steps))
+        if is_latlon(clim) and scoring.on_cube:
+            raise StoreError(
+                f"climatology {climatology} is on a lat-lon grid, the truth on the output's "
+                f"grid {grid.name}: give a climatology on {grid.name}"
+            )
+        if is_latlon(clim):
+            maps = as_faces(time_mean_climatology(sorted_latlon(clim), variables))
+            if maps.shape[-2:] != scoring.area.shape[-2:] or not np.allclose(
+                np.sort(clim["lat"].values), scoring.lat[0, :, 0]
+            ):
+                raise StoreError(
+                    f"climatology {climatology}: its lat-lon grid ({clim.sizes['lat']} x "
+                    f"{clim.sizes['lon']}) is not the truth's ({scoring.area.shape[1]} x "
+                    f"{scoring.area.shape[2]})"
+                )
+        else:  # on the output's grid: taken to the truth's cells as the rollout is
+            maps = scoring(cube_climatology(clim, climatology, variables, grid))
+        extras.append(AnomalyCorrelation(maps, scoring.area, variables, steps))
     return extras
+
+
+def cube_climatology(clim: xr.Dataset, name: str, variables, grid) -> np.ndarray:
+    """``(V, 6, n, n)``: the time mean of a climatology store opened on ``grid``."""
+    from screamcast.data.store import StoreError
+
+    missing = [v for v in variables if v not in clim]
+    if missing:
+        raise StoreError(f"climatology {name} has no variable {', '.join(missing)}")
+    maps = time_mean_climatology(clim, variables)
+    if maps.shape[1:] != grid.shape:
+        raise StoreError(f"climatology {name} has fields {maps.shape[1:]}, expected {grid.shape}")
+    return maps
 
 
 def _report_lines(output, truth, table, variables, steps, spectra, seams) -> list[str]:
@@ -207,6 +268,8 @@ def _report_lines(output, truth, table, variables, steps, spectra, seams) -> lis
             ]
         lines.append(_row(row))
     lines += ["", "![skill per lead](leads.png)", "", "![last step](skill_last_step.png)", ""]
+    if seams is None:
+        lines += ["No seam or tile-imprint scores: they need a truth on the output's grid.", ""]
     if seams is not None and seams.last_map is not None:
         t = seams.tile
         lines += [
@@ -236,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m screamcast.evaluate", description=__doc__)
     ap.add_argument("output", help="a rollout output store (local path or s3://)")
-    ap.add_argument("--truth", required=True, help="a store of the same grid holding the truth")
+    ap.add_argument(
+        "--truth", required=True, help="a store on the output's grid or a regular lat-lon grid"
+    )
     ap.add_argument("--report", help="folder to write (default: <output>_report)")
     ap.add_argument("--storage-options", default="{}", help="JSON, for s3:// stores")
     ap.add_argument(

@@ -14,7 +14,10 @@ import numpy as np
 
 
 def cube_net(field: np.ndarray) -> np.ndarray:
-    """``(6, n, n) -> (3n, 4n)`` with NaN outside the six faces."""
+    """``(6, n, n) -> (3n, 4n)`` with NaN outside the six faces; a lat-lon field scored as one
+    face ``(1, nlat, nlon)`` (:mod:`screamcast.scoring_grid`, lat increasing) as it is."""
+    if field.shape[0] == 1:
+        return np.asarray(field[0], dtype=np.float64)  # (nlat, nlon)
     n = field.shape[-1]
     net = np.full((3 * n, 4 * n), np.nan, dtype=np.float64)
     for f in range(4):

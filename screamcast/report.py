@@ -76,20 +76,28 @@ def plot_spectra(path, out: xr.Dataset, ref: xr.Dataset, variables, grid, leads)
     """Power by total wavenumber of rollout (solid) and truth (dashed) at ``leads``; returns a
     line for the report (or why there are no spectra)."""
     try:
-        from screamcast.spectra import CubeSpectrum
+        from screamcast.spectra import CubeSpectrum, LatLonSpectrum
     except ImportError:  # pragma: no cover - pyshtools is in the eval and dev extras
         return "No spectra: `pip install screamcast[eval]` (pyshtools)."
     from screamcast.plot import pyplot
+    from screamcast.scoring_grid import is_latlon
 
+    spectrum = truth_spectrum = CubeSpectrum(grid)
+    if is_latlon(ref):  # a lat-lon truth: spectra need all of the globe
+        from screamcast.grid.to_latlon import latlon_cell_area
+
+        share = latlon_cell_area(ref["lat"].values, ref["lon"].values).sum() / (4 * np.pi)
+        if share < 0.999:
+            return f"No spectra: the lat-lon truth covers {100 * share:.1f}% of the globe."
+        truth_spectrum = LatLonSpectrum(ref["lat"].values, ref["lon"].values, spectrum.lmax)
     plt = pyplot()
-    spectrum = CubeSpectrum(grid)
     V = len(variables)
     fig, axes = plt.subplots(V, 1, figsize=(7, 2.6 * V), constrained_layout=True)
     times = out["time"].values
     for ax, v in zip(np.atleast_1d(axes), variables, strict=True):
         for j, k in enumerate(leads):
             pred = spectrum(out[v].isel(time=k).values)
-            true = spectrum(ref[v].sel(time=times[k]).values)
+            true = truth_spectrum(ref[v].sel(time=times[k]).values)
             ax.loglog(pred[1:], f"C{j}-", label=f"step {k}")
             ax.loglog(true[1:], f"C{j}--")
         ax.set_ylabel(f"{v} power")

@@ -9,6 +9,8 @@ truth)`` with ``(V, 6, n, n)`` fields), so memory stays flat in the number of st
   truth's anomalies from a climatology (a time-mean map per variable), for the rollout and for
   persistence, and the RMSE of the climatology itself (the reference a forecast must beat at
   long leads).
+- :class:`ReferenceMisfit`: the RMSE of a nudged rollout against its nudging reference, at the
+  reference's scales (needs no truth: a nudged rollout past the end of the data is scored).
 - :class:`SeamSkill`: RMSE at tile seams (next to a tile boundary inside a face), face edges
   (the outermost ring) and interiors, and the **tile imprint**: the mean |error| at each
   tile-local position (averaged over every tile of the globe), whose spread (std over
@@ -56,6 +58,24 @@ class AnomalyCorrelation:
                 "climatology_rmse": self.climatology_rmse[i].tolist(),
             }
             for i, v in enumerate(self.variables)
+        }
+
+
+class ReferenceMisfit:
+    """Per step and nudged variable, :meth:`~screamcast.rollout.nudging.Nudger.misfit`: how far
+    the state sits from what it is nudged toward (``reference_rmse``)."""
+
+    def __init__(self, nudger, times: np.ndarray):
+        self.nudger, self.times = nudger, times
+        self.rmse = np.full((len(nudger.variables), len(times)), np.nan)
+
+    def add(self, k: int, pred: np.ndarray, truth: np.ndarray | None = None) -> None:
+        self.rmse[:, k] = self.nudger.misfit(pred, self.times[k])
+
+    def table(self) -> dict:
+        return {
+            v: {"reference_rmse": self.rmse[i].tolist()}
+            for i, v in enumerate(self.nudger.variables)
         }
 
 

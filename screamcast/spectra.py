@@ -17,10 +17,11 @@ comparisons between a rollout and its truth (both regridded the same way) are fa
 from __future__ import annotations
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 
 from screamcast.grid.cubed_sphere import latlon_to_xyz
 from screamcast.grid.physics import PhysicsGrid
+from screamcast.grid.regrid import latlon_points
+from screamcast.grid.to_latlon import CubeToLatLon, PointsToLatLon
 
 
 def default_lmax(n: int) -> int:
@@ -34,25 +35,6 @@ def dh_latlon(lmax: int) -> tuple[np.ndarray, np.ndarray]:
     ``lat (nlat,)`` from 90 down, ``lon (2 nlat,)`` from 0, degrees."""
     nlat = 2 * lmax + 2
     return 90.0 - 180.0 * np.arange(nlat) / nlat, 360.0 * np.arange(2 * nlat) / (2 * nlat)
-
-
-class CubeToLatLon:
-    """Inverse-distance weights from the cube's cell centres to a lat-lon grid, built once."""
-
-    def __init__(self, grid: PhysicsGrid, lat: np.ndarray, lon: np.ndarray, k: int = 4):
-        lat2, lon2 = np.meshgrid(lat, lon, indexing="ij")
-        targets = latlon_to_xyz(lat2.ravel(), lon2.ravel())  # (P, 3)
-        nn = NearestNeighbors(n_neighbors=k).fit(grid.xyz.reshape(-1, 3))
-        dist, self.index = nn.kneighbors(targets)  # (P, k) each
-        self.grid = grid
-        w = 1.0 / np.maximum(dist, 1e-12)
-        self.weights = w / w.sum(axis=1, keepdims=True)  # (P, k), rows sum to 1
-        self.shape = lat2.shape
-
-    def __call__(self, field: np.ndarray) -> np.ndarray:
-        """``(6, n, n) -> (nlat, nlon)``."""
-        flat = np.asarray(field, dtype=np.float64).reshape(-1)
-        return (flat[self.index] * self.weights).sum(axis=1).reshape(self.shape)
 
 
 def latlon_spectrum(values: np.ndarray) -> np.ndarray:
@@ -83,6 +65,19 @@ class CubeSpectrum:
             field, true = degree_field(self.to_latlon.grid, l, self.lmax, seed=l)
             out.append(self(field)[l] / true[l])
         return np.array(out)
+
+
+class LatLonSpectrum:
+    """``spectrum(field (nlat, nlon)) -> (lmax + 1,)`` for a field on a global regular lat-lon
+    grid (a lat-lon truth): interpolated to the Driscoll-Healy grid as cube fields are."""
+
+    def __init__(self, lat: np.ndarray, lon: np.ndarray, lmax: int):
+        self.lmax = lmax
+        xyz = latlon_to_xyz(*latlon_points(lat, lon))  # (nlat nlon, 3)
+        self.to_latlon = PointsToLatLon(xyz, *dh_latlon(lmax))
+
+    def __call__(self, field: np.ndarray) -> np.ndarray:
+        return latlon_spectrum(self.to_latlon(field))
 
 
 def degree_field(grid: PhysicsGrid, l: int, lmax: int, seed: int = 0):

@@ -29,6 +29,9 @@ def test_streaming_skill_equals_the_finished_outputs(
     seams = SeamSkill(16, 8, area, variables, len(times))  # the checkpoint's tile
     offline = StepSkill(truth, variables, times, area, [seams])
     offline.add_from_output(output, range(len(times)))
+    # nudged: the misfit to the reference streams beside the scores (u, v, temperature)
+    misfit = {v: streamed[v].pop("reference_rmse") for v in ("u", "v", "temperature")}
+    assert all(np.isfinite(m).all() for m in misfit.values())
     assert offline.table() == streamed  # bit for bit, the seam and imprint scores too
     assert output.attrs["tile"] == 8 and streamed["u"]["tile_imprint"][-1] > 0
     # the time-mean bias map, accumulated step by step, is the mean of the whole arrays'
@@ -99,3 +102,87 @@ def test_the_evaluate_cli_scores_an_output_and_writes_a_report(
     xr.open_zarr(tiny_store, chunks=None).isel(time=slice(0, 2)).to_zarr(short)
     assert evaluate.main([str(out), "--truth", str(short), "--report", str(report)]) == 2
     assert "lacks 3 of the output's 5 times" in capsys.readouterr().err
+
+
+def test_evaluate_against_a_lat_lon_truth(tiny_checkpoint, tiny_store, tmp_path):
+    """Scored at the truth's lat-lon cells, against the output's mean over each cell."""
+    from screamcast import evaluate
+    from screamcast.data.store import open_store
+    from screamcast.grid.to_latlon import CubeToLatLonMean
+
+    out = tmp_path / "r.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, steps=3)) == 0
+    o = open_store(out)
+    grid = PhysicsGrid.from_name(o.attrs["grid"])
+    lat, lon = np.arange(-84.0, 90.0, 12.0), np.arange(-174.0, 180.0, 12.0)
+    to_points = CubeToLatLonMean(grid, lat, lon)
+    names = [v for v in o.data_vars if o[v].dims[:1] == ("time",)]  # PROG and precip
+
+    def latlon_store(src: xr.Dataset, offset: float, path, rows=slice(None)) -> str:
+        data = {v: (("time", "lat", "lon"), to_points(src[v].values) + offset) for v in names}
+        ds = xr.Dataset(data, coords={"time": src["time"].values, "lat": lat, "lon": lon})
+        ds["lat"].attrs["units"], ds["lon"].attrs["units"] = "degrees_north", "degrees_east"
+        ds.isel(lat=slice(None, None, -1)).isel(lat=rows).to_zarr(path)  # north first
+        return str(path)
+
+    # the output itself, 0.5 higher: RMSE 0.5 and bias -0.5 at every step, exactly
+    shifted = latlon_store(o, 0.5, tmp_path / "shifted.zarr")
+    evaluate.evaluate(str(out), shifted, tmp_path / "rep")
+    table = json.loads((tmp_path / "rep" / "skill_metrics.json").read_text())
+    for v in names:
+        np.testing.assert_allclose(table[v]["rmse"], 0.5, rtol=1e-9)
+        np.testing.assert_allclose(table[v]["bias"], -0.5, rtol=1e-9)
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "15 x 30 lat-lon grid (100.0% of the globe)" in text and "Spectra to l = " in text
+    assert "No seam or tile-imprint scores" in text and (tmp_path / "rep" / "bias_maps.png").exists()
+    # the real truth on 12-degree cells: errors of the cell means, a little below the cube's
+    truth = open_store(tiny_store, variables=names).sel(time=o["time"].values)
+    coarse = latlon_store(truth, 0.0, tmp_path / "coarse.zarr")
+    latlon_table = evaluate.evaluate(str(out), coarse, tmp_path / "rep2")
+    cube_table = evaluate.evaluate(str(out), str(tiny_store), tmp_path / "rep3")
+    for v in ("u", "v", "tracer"):
+        ratio = np.array(latlon_table[v]["rmse"][1:]) / np.array(cube_table[v]["rmse"][1:])
+        assert 0.3 < ratio.min() and ratio.max() <= 1.02, (v, ratio)
+        assert latlon_table[v]["rmse"][0] == 0.0 and latlon_table[v]["persistence_rmse"][-1] > 0
+    # a regional truth (the tropics): scored there, no spectra
+    tropics = latlon_store(truth, 0.0, tmp_path / "tropics.zarr", rows=slice(5, 10))
+    evaluate.evaluate(str(out), tropics, tmp_path / "rep4")
+    text = (tmp_path / "rep4" / "report.md").read_text()
+    assert "5 x 30 lat-lon grid (" in text and "No spectra: the lat-lon truth covers" in text
+
+
+def test_the_rollout_streams_the_anomaly_correlation_and_the_reference_misfit(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys
+):
+    from screamcast import evaluate
+
+    clim = tmp_path / "clim.zarr"
+    xr.open_zarr(tiny_store, chunks=None).mean("time", keep_attrs=True).to_zarr(clim)
+    out = tmp_path / "r.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, "--climatology", str(clim))) == 0
+    streamed = json.loads((tmp_path / "r_metrics.json").read_text())
+    assert streamed["u"]["acc"][0] == pytest.approx(1.0) and 0.5 < streamed["u"]["acc"][-1] < 1
+    cmd = [str(out), "--truth", str(tiny_store), "--report", str(tmp_path / "rep")]
+    assert evaluate.main([*cmd, "--climatology", str(clim)]) == 0
+    offline = json.loads((tmp_path / "rep" / "skill_metrics.json").read_text())
+    assert offline == streamed  # RMSE, bias, persistence, ACC, seams: the same numbers
+    header = (tmp_path / "r_metrics.csv").read_text().splitlines()[0]
+    assert header.startswith("step,time,variable,rmse,bias,persistence_rmse,") and ",acc," in header
+    # the climatology needs the truth: refused before anything is written when it is missing
+    short = tmp_path / "short.zarr"
+    xr.open_zarr(tiny_store, chunks=None).isel(time=slice(0, 3)).to_zarr(short)
+    gone = tmp_path / "never.zarr"
+    assert cli.main(args(tiny_checkpoint, short, gone, "--climatology", str(clim))) == 2
+    assert "--climatology scores the rollout against the truth" in capsys.readouterr().err
+    assert not gone.exists()
+    # nudged past the end of the truth: scored against the reference, at its scales
+    nudged = tmp_path / "n.zarr"
+    flags = ["--reference", str(tiny_reference), "--nudge-vars", "u,v"]
+    assert cli.main(args(tiny_checkpoint, short, nudged, *flags)) == 0
+    assert "RMSE against the nudging reference" in capsys.readouterr().out
+    table = json.loads((tmp_path / "n_metrics.json").read_text())
+    misfit = np.array(table["u"]["reference_rmse"])
+    assert np.isnan(table["u"]["rmse"]).all() and "reference_rmse" not in table["tracer"]
+    assert misfit.shape == (5,) and np.isfinite(misfit).all() and 0 < misfit[-1] < 5
+    # the reference is the truth block-averaged: at the start the misfit is the float32 rounding
+    assert misfit[0] < 1e-4

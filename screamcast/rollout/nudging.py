@@ -224,6 +224,34 @@ class Nudger:
             x[c] += delta.view(x[c].shape)  # (6, n, n)
         return x
 
+    def misfit(self, fields: np.ndarray, time: object) -> np.ndarray:
+        """``(V,)``: the area-weighted RMSE of the state ``fields (C.., 6, n, n)`` (prognostic
+        variables first), seen at the reference's scales (the projection the nudging uses),
+        against the reference at ``time``, per nudged variable; NaN outside its times."""
+        if not self.times[0] <= time <= self.times[-1]:
+            return np.full(len(self.index), np.nan)
+        x = torch.as_tensor(np.asarray(fields), dtype=torch.float64)
+        ref = torch.as_tensor(self.target(time), dtype=torch.float64)
+        out = []
+        if self.map is not None:
+            source, group, area, group_area, _ = self._group_tensors(x)
+            ref = ref.reshape(len(self.index), -1)  # (V, points)
+            for k, c in enumerate(self.index):
+                field = x[c].reshape(-1)  # (6 n n,)
+                mean = torch.zeros_like(group_area).index_add_(0, group, field * area)
+                d = ref[k][source] - (mean / group_area)[group]  # (6 n n,)
+                out.append(torch.sqrt((area * d * d).sum() / area.sum()))
+            return torch.stack(out).numpy()
+        f, n = self.factor, self._grid.n
+        m = n // f
+        w = self._block_weights(x)  # (6, n, n)
+        block_area = torch.as_tensor(self._grid.area).reshape(6, m, f, m, f).sum(dim=(2, 4))
+        for k, c in enumerate(self.index):
+            coarse = (x[c] * w).reshape(6, m, f, m, f).sum(dim=(2, 4))  # (6, m, m)
+            d2 = (ref[k] - coarse) ** 2
+            out.append(torch.sqrt((block_area * d2).sum() / block_area.sum()))
+        return torch.stack(out).numpy()
+
     def attrs(self) -> dict:
         coverage = 1.0 if self.map is None else round(self.map.covered_fraction, 6)
         return {

@@ -28,7 +28,13 @@ from screamcast.data.calendar import (
     parse,
     seconds,
 )
-from screamcast.data.channels import ChannelError, expand, grouped, level_coordinate
+from screamcast.data.channels import (
+    ChannelError,
+    expand,
+    grouped,
+    level_coordinate,
+    with_channels,
+)
 from screamcast.data.store import dataset_grid, describe_non_finite, open_store, time_step
 from screamcast.grid import PhysicsGrid
 from screamcast.halo import WINDOWS
@@ -68,6 +74,7 @@ class RolloutOptions:
     expect: dict | None = None
     expect_source: str = "the expected settings"
     assume_grid: bool = False  # accept stores without lat/lon as on the checkpoint's grid
+    climatology: str | None = None  # a store whose time mean the anomaly correlation uses
 
 
 @dataclass
@@ -92,6 +99,7 @@ class RolloutPlan:
     initial: np.ndarray | None  # (V, 6, n, n) prognostic + diagnostic at the start (not resume)
     static_fields: np.ndarray  # (S, 6, n, n)
     levels: dict = field(default_factory=dict)  # 3-D variables' {var: (dim, values, attrs)}
+    climatology: np.ndarray | None = None  # (P + D, 6, n, n) time means, with --climatology
 
 
 def _start_index(times: np.ndarray, start: str | None, data: str) -> int:
@@ -253,6 +261,7 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
             f"checkpoint {o.checkpoint} was trained on grid {desc.grid.name}, but the initial "
             f"condition {o.data} is on {grid.name}"
         )
+    climatology = _climatology(o, prog + diag, ds, out_times, grid)
     nudger = _nudger(o, prog, dt, ds, out_times, var_attrs)
     try:
         attrs = _attrs(o, desc, ckpt.sha256, out_times, dt, nudger)
@@ -287,7 +296,31 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
             for v, m in grouped(prog + diag).items()
             if m[0][1] is not None
         },
+        climatology,
     )
+
+
+def _climatology(o: RolloutOptions, variables, ds, out_times, grid) -> np.ndarray | None:
+    """The time-mean maps of ``--climatology`` for the anomaly correlation, which needs the
+    truth: the data store must hold every output variable at every output time."""
+    if o.climatology is None:
+        return None
+    from screamcast.data.store import StoreError
+    from screamcast.evaluate import cube_climatology
+
+    if any(v not in ds for v in variables) or not np.isin(out_times, ds["time"].values).all():
+        raise RolloutError(
+            f"--climatology scores the rollout against the truth, but {o.data} does not hold "
+            f"{', '.join(variables)} at every output time ({out_times[0]} to {out_times[-1]}): "
+            "score the finished output with python -m screamcast.evaluate OUTPUT --truth STORE "
+            "--climatology CLIM"
+        )
+    try:
+        clim = open_store(o.climatology, o.storage_options, [], (), grid.n)
+        clim = with_channels(clim, variables, f"climatology {o.climatology}")
+        return cube_climatology(clim, o.climatology, variables, grid)
+    except (StoreError, ChannelError) as err:
+        raise RolloutError(str(err)) from None
 
 
 def _time_step(ds: xr.Dataset, desc: fmt.ModelDescription, name: str) -> datetime.timedelta:

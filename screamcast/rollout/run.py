@@ -27,7 +27,7 @@ from screamcast.rollout import output as out
 from screamcast.rollout.plan import RolloutError, RolloutOptions, RolloutPlan, plan_rollout
 from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 from screamcast.rollout.writer import RolloutWriter
-from screamcast.skill_extras import SeamSkill
+from screamcast.skill_extras import AnomalyCorrelation, ReferenceMisfit, SeamSkill
 
 __all__ = ["RolloutError", "RolloutOptions", "run_rollout"]
 
@@ -44,8 +44,14 @@ def run_rollout(o: RolloutOptions) -> dict:
         # scored while it runs, one step in memory, when the store holds the truth
         variables = plan.prog + plan.diag
         tile = plan.checkpoint.description.grid.tile  # seams and the tile imprint, per step
-        seams = SeamSkill(plan.grid.n, tile, plan.grid.area, variables, len(plan.out_times))
-        skill = StepSkill.covering(plan.ds, variables, plan.out_times, plan.grid.area, [seams])
+        steps, area = len(plan.out_times), plan.grid.area
+        extras = [SeamSkill(plan.grid.n, tile, area, variables, steps)]
+        if plan.climatology is not None:  # checked by the plan: the store holds the truth
+            extras.append(AnomalyCorrelation(plan.climatology, area, variables, steps))
+        skill = StepSkill.covering(plan.ds, variables, plan.out_times, area, extras)
+        if plan.nudger is not None:  # scored against the reference, with or without a truth
+            skill = skill or StepSkill(None, variables, plan.out_times, area)
+            skill.extras.append(ReferenceMisfit(plan.nudger, plan.out_times))
         with FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True):
             _execute(plan, rank, world, device, skill)
     finally:

@@ -73,6 +73,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="accept --data / --reference stores that have no lat/lon coordinates as "
         "being on the checkpoint's grid (without it they are refused)",
     )
+    p.add_argument(
+        "--climatology",
+        help="a store on the model's grid whose time mean is the climatology: the scores "
+        "then include the anomaly correlation per step (needs the truth in --data)",
+    )
     p.add_argument("--device", default="cpu")
     p.add_argument("--batch-size", type=int, default=16, help="tiles per forward pass")
     p.add_argument(
@@ -234,7 +239,15 @@ def demo_arguments() -> list[str]:
 
 
 def print_table(metrics: dict, steps: int) -> None:
+    import numpy as np
+
     leads = sorted({1, steps // 4, steps // 2, steps} - {0})
+    if all(np.isnan(m["rmse"]).all() for m in metrics.values()):  # no truth: the reference's
+        print(f"\narea-weighted RMSE against the nudging reference at lead steps {leads}:")
+        for var, m in metrics.items():
+            if "reference_rmse" in m:
+                print(f"  {var:<12} " + "  ".join(f"{m['reference_rmse'][k]:9.3g}" for k in leads))
+        return
     print(f"\narea-weighted RMSE (persistence in brackets) at lead steps {leads}:")
     for var, m in metrics.items():
         cells = "  ".join(f"{m['rmse'][k]:9.3g} ({m['persistence_rmse'][k]:.3g})" for k in leads)
@@ -281,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         channels_last=args.channels_last,
         partial_reference=args.partial_reference,
         assume_grid=args.assume_grid,
+        climatology=args.climatology,
         expect=production_expectations(args.config) if args.config else None,
         expect_source=str(args.config),
     )
@@ -295,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     if summary.get("metrics"):
         print_table(summary["metrics"], args.steps)
         base = str(args.output).removesuffix(".zarr")
-        print(f"\nwrote {args.output}, {base}_metrics.csv/.json, {base}_last_step.png")
+        picture = f", {base}_last_step.png" if Path(f"{base}_last_step.png").exists() else ""
+        print(f"\nwrote {args.output}, {base}_metrics.csv/.json{picture}")
     else:
         print(f"wrote {args.output}")
     return 0

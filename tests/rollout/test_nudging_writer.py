@@ -54,6 +54,11 @@ def test_large_scale_nudging_keeps_small_scales():
     torch.testing.assert_close(coarse, torch.ones_like(coarse))  # alpha ~ 1: large scales = ref
     new_small = x - coarse.repeat_interleave(4, 2).repeat_interleave(4, 3)
     torch.testing.assert_close(new_small, small)
+    # the misfit is taken at the reference's scales: 0 now, 0.5 for the state 0.5 higher
+    t0 = np.datetime64("2020-01-01T00:00")
+    assert nudger.misfit(x[0:1].numpy(), t0)[0] == pytest.approx(0.0, abs=1e-12)
+    assert nudger.misfit(x[0:1].numpy() + 0.5, t0)[0] == pytest.approx(0.5, rel=1e-12)
+    assert np.isnan(nudger.misfit(x.numpy(), np.datetime64("2020-01-02T00:00"))).all()
 
 
 def latlon_reference(nlat, values=(0.0, 6.0), seed=0):
@@ -87,6 +92,10 @@ def test_latlon_reference_nudges_the_group_means_and_keeps_small_scales():
     np.testing.assert_allclose(group_mean(x[0].numpy()), target, atol=1e-5)  # alpha ~ 1
     np.testing.assert_allclose(x[0].numpy() - group_mean(x[0].numpy()), small, atol=1e-9)
     np.testing.assert_allclose(nudger.target(time)[0], ref.u.values[0] + 3.0, rtol=1e-6)
+    # after the nudge (alpha ~ 1) the group means sit on the reference: misfit ~0; a state
+    # 0.25 lower in every cell misses by 0.25 (the reference's points all weighted by area)
+    assert nudger.misfit(x.numpy(), time)[0] == pytest.approx(0.0, abs=1e-5)
+    assert nudger.misfit(x.numpy() - 0.25, time)[0] == pytest.approx(0.25, abs=1e-5)
 
 
 def test_a_finer_latlon_reference_is_grid_point_nudging_at_the_nearest_points():
