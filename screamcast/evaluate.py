@@ -167,7 +167,7 @@ def evaluate(
     table = skill.write(report / "skill")
     rp.plot_leads(report / "leads.png", table, variables)
     rp.plot_drift(report / "drift.png", skill)
-    rp.plot_bias_maps(report / "bias_maps.png", skill, scoring.lat)
+    rp.plot_bias_maps(report / "bias_maps.png", skill, scoring.lat, grid)
     leads = sorted({1, len(times) // 2, len(times) - 1} & set(range(1, len(times))))
     spectra = rp.plot_spectra(report / "spectra.png", out, ref, variables, grid, leads)
     spectra = f"Scored on {scoring.description}.\n\n{spectra}"

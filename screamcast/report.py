@@ -36,22 +36,29 @@ def plot_drift(path: str | Path, skill: StepSkill) -> Path:
     return Path(path)
 
 
-def plot_bias_maps(path: str | Path, skill: StepSkill, lat: np.ndarray) -> Path:
-    """Time-mean bias of every variable: on the cube net (left) and its area-weighted zonal
-    mean in 5-degree latitude bands (right)."""
+def plot_bias_maps(path: str | Path, skill: StepSkill, lat: np.ndarray, grid=None) -> Path:
+    """Time-mean bias of every variable: on the cube net, on a 2-degree lat-lon map (when
+    scored on the cube of ``grid``; a lat-lon truth's map is the first panel) and its
+    area-weighted zonal mean in 5-degree latitude bands (right)."""
     from screamcast.plot import cube_net, pyplot
 
     plt = pyplot()
-    mean_bias = skill.bias_sum / max(skill.bias_steps, 1)  # (V, 6, n, n)
+    mean_bias = skill.bias_sum / max(skill.bias_steps, 1)  # (V, F, a, b)
     edges = np.arange(-90.0, 90.1, 5.0)
-    band = np.clip(np.digitize(lat, edges) - 1, 0, edges.size - 2)  # (6, n, n)
+    band = np.clip(np.digitize(lat, edges) - 1, 0, edges.size - 2)  # (F, a, b)
     V = len(skill.variables)
+    to_map = None
+    if grid is not None and mean_bias.shape[1] == 6:
+        from screamcast.grid.to_latlon import CubeToLatLon
+
+        to_map = CubeToLatLon(grid, np.arange(-89.0, 90.0, 2.0), np.arange(-179.0, 180.0, 2.0))
+    ratios = [2.2, 2.2, 1] if to_map is not None else [2.2, 1]
     fig, axes = plt.subplots(
         V,
-        2,
-        figsize=(11, 2.6 * V),
+        len(ratios),
+        figsize=(5 * len(ratios) + 1, 2.6 * V),
         constrained_layout=True,
-        gridspec_kw={"width_ratios": [2.2, 1]},
+        gridspec_kw={"width_ratios": ratios},
         squeeze=False,
     )
     for i, v in enumerate(skill.variables):
@@ -61,12 +68,19 @@ def plot_bias_maps(path: str | Path, skill: StepSkill, lat: np.ndarray) -> Path:
         axes[i, 0].set_title(f"{v}: time-mean bias")
         axes[i, 0].set_axis_off()
         fig.colorbar(im, ax=axes[i, 0], shrink=0.8)
+        if to_map is not None:
+            extent = (-180.0, 180.0, -90.0, 90.0)
+            kw = dict(origin="lower", cmap="RdBu_r", vmin=-e, vmax=e, extent=extent)
+            axes[i, 1].imshow(to_map(b), **kw)  # (90, 180)
+            axes[i, 1].set_title(f"{v}: on a lat-lon map")
+            axes[i, 1].set_xlabel("longitude")
+            axes[i, 1].set_ylabel("latitude")
         w = np.bincount(band.ravel(), weights=skill.area.ravel(), minlength=edges.size - 1)
         zb = np.bincount(band.ravel(), weights=(b * skill.area).ravel(), minlength=edges.size - 1)
-        axes[i, 1].plot(zb / np.where(w > 0, w, np.nan), 0.5 * (edges[1:] + edges[:-1]))
-        axes[i, 1].axvline(0.0, color="k", lw=0.5)
-        axes[i, 1].set_ylabel("latitude")
-        axes[i, 1].set_title("zonal mean")
+        axes[i, -1].plot(zb / np.where(w > 0, w, np.nan), 0.5 * (edges[1:] + edges[:-1]))
+        axes[i, -1].axvline(0.0, color="k", lw=0.5)
+        axes[i, -1].set_ylabel("latitude")
+        axes[i, -1].set_title("zonal mean")
     fig.savefig(path, dpi=80)
     plt.close(fig)
     return Path(path)
