@@ -67,7 +67,13 @@ class ModelDescription:
 
     @property
     def model(self) -> dict:
-        return dict(self.config["model"])
+        """The architecture; ``upsample`` is nearest for checkpoints from before the option."""
+        return {"upsample": "nearest"} | dict(self.config["model"])
+
+    @property
+    def inputs(self) -> dict:
+        """What the network takes besides the variables: ``solar_time`` (False before it)."""
+        return {"solar_time": bool(self.config.get("data", {}).get("solar_time", False))}
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -95,6 +101,7 @@ class ModelDescription:
         and the ``what`` it is compared with."""
         have = {
             "model": self.model,
+            "inputs": self.inputs,
             "grid": asdict(self.grid),
             "variables": {k: list(v) for k, v in asdict(self.variables).items()},
         }

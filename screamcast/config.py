@@ -37,6 +37,15 @@ class DataConfig:
     in_memory: bool = False  # extended faces of the time range in RAM, per process (small stores)
     stats_from_store: bool = False  # use an ingested store's statistics (all its times)
     assume_grid: bool = False  # accept a store without lat/lon as on the grid (else refused)
+    # forcing: insolation at t and t+1, and with this the local solar time (cos, sin of the
+    # hour angle) at both: at night the insolation is zero and cannot tell the time of day
+    solar_time: bool = True
+    # > 0: training crops drawn a region at a time (screamcast/data/region_sampler.py): blocks
+    # of about region_stride origins a side, region_crops crops cut from each fetched region,
+    # the crops of shuffle_regions regions shuffled together (lazily read stores read less)
+    region_stride: int = 0
+    region_crops: int = 4
+    shuffle_regions: int = 16
 
 
 @dataclass
@@ -44,6 +53,9 @@ class ModelConfig:
     width: int = 32
     levels: int = 2
     blocks: int = 1
+    # the decoder's upsampling: bilinear, or nearest (what older checkpoints were trained with,
+    # and what they keep: their configs lack the key); docs/training.md
+    upsample: str = "bilinear"
 
 
 @dataclass

@@ -23,7 +23,9 @@ def test_a_format0_checkpoint_migrates_to_a_typed_description():
     assert d.grid == fmt.GridSpec(n=16, tile=8, halo=4, name="ne8pg2")  # the approximating grid
     assert d.variables.prognostic == ("u", "v", "vorticity", "tracer", "temperature")
     assert d.variables.diagnostic == ("precip",) and d.time_step_minutes == 180.0
-    assert d.model == {"width": 4, "levels": 2, "blocks": 1} and "u" in d.stats["mean"]
+    # written before the decoder's option: nearest upsampling, no solar-time inputs
+    assert d.model == {"width": 4, "levels": 2, "blocks": 1, "upsample": "nearest"}
+    assert d.inputs == {"solar_time": False} and "u" in d.stats["mean"]
     assert d.calendar == "proleptic_gregorian" and len(ckpt.sha256) == 64
     from omegaconf import OmegaConf
 
@@ -48,16 +50,13 @@ def test_a_format0_run_resumes_and_saves_the_current_format(tiny_store, tmp_path
     run = tmp_path / "run"
     run.mkdir()
     shutil.copy(FORMAT0, run / "latest.pth")
-    train(
-        config(
-            "experiment=pytest",
-            f"data.url={tiny_store}",
-            f"run_dir={run}",
-            "model.width=4",
-            "steps=4",
-            "keep_every=0",
-        )
-    )
+    old = ["experiment=pytest", f"data.url={tiny_store}", f"run_dir={run}", "model.width=4"]
+    # today's defaults (bilinear upsampling, solar-time inputs) are another architecture:
+    # refused, saying which settings the old run had
+    with pytest.raises(fmt.IncompatibleCheckpointError, match="model.upsample=nearest data.sol"):
+        train(config(*old, "steps=4", "keep_every=0"))
+    as_before = ["model.upsample=nearest", "data.solar_time=false"]
+    train(config(*old, *as_before, "steps=4", "keep_every=0"))
     raw = cio.load_checkpoint(run / "latest.pth")
     assert raw["format_version"] == fmt.FORMAT_VERSION and raw["step"] == 4
     assert raw["description"]["grid"] == {"n": 16, "tile": 8, "halo": 4, "name": "ne8pg2"}

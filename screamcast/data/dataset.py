@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import OrderedDict
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,13 @@ from zarr.core.sync import sync
 
 from screamcast.data.arrays import channel_arrays, in_memory_arrays, is_column_store
 from screamcast.data.crops import assemble, plan_crop
-from screamcast.data.forcing import cos_zenith_from_terms, position_features, solar_terms
+from screamcast.data.forcing import (
+    cos_zenith_from_terms,
+    hour_angle_from_terms,
+    position_features,
+    solar_terms,
+)
+from screamcast.data.region_sampler import RegionPlan, region_plan
 from screamcast.data.remote import StoreError, with_retries, zarr_store
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
@@ -50,7 +57,8 @@ class CropDataset(torch.utils.data.Dataset):
     sample whose reads fail with a transient error is read again ``retries`` times, waiting
     ``backoff * 2^attempt`` seconds (on top of s3fs's and botocore's own retries).
     Each item is a dict of float32 tensors: ``state (C, S, S)`` at t, ``target (k, C + D, S,
-    S)`` at t+1..t+k, ``forcing (k + 1, 1, S, S)`` insolation / S0 at t..t+k, ``static (F, S,
+    S)`` at t+1..t+k, ``forcing (k + 1, Fc, S, S)`` insolation / S0 at t..t+k (``solar_time``:
+    and cos, sin of the local hour angle, Fc = 3), ``static (F, S,
     S)``, ``area (S, S)``; plus ``time``, ``face``, ``origin`` (oy, ox) for bookkeeping.
     """
 
@@ -73,6 +81,8 @@ class CropDataset(torch.utils.data.Dataset):
         retries: int = 3,
         backoff: float = 1.0,
         store_wrapper: Any = None,
+        solar_time: bool = False,
+        regions: RegionPlan | None = None,
     ):
         P = layout.padded
         if not 0 < crop <= P:
@@ -88,6 +98,11 @@ class CropDataset(torch.utils.data.Dataset):
         self.retries, self.backoff = retries, backoff  # per sample, after s3fs's own retries
         # e.g. data.read_counter.ReadCounter: sees every read the crops make (this process's)
         self.store_wrapper = store_wrapper
+        self.solar_time = solar_time
+        # crops drawn a region at a time (region_sampler): each fetched region is cut into
+        # regions.per_region crops, kept until its window of crops is done
+        self.regions = regions
+        self._region_cache: OrderedDict[tuple, dict] = OrderedDict()
         self.geo = ExtendedFaceGeometry(layout)
         self._pid: int | None = None
         self._draws: dict[tuple[int, int], list] = {}
@@ -132,6 +147,8 @@ class CropDataset(torch.utils.data.Dataset):
             storage_options=data.storage_options,
             times=times,
             in_memory=data.in_memory,
+            solar_time=data.solar_time,
+            regions=region_plan(data, layout.padded) if not valid else None,
         )
 
     @cached_property
@@ -225,7 +242,16 @@ class CropDataset(torch.utils.data.Dataset):
 
     def draw(self, index: int) -> tuple[int, int, int, int]:
         """``(time, face, oy, ox)`` of sample ``index``: drawn for blocks of ``DRAW_BLOCK``
-        indices at once, from ``default_rng((seed, epoch, block))``."""
+        indices at once, from ``default_rng((seed, epoch, block))`` (with ``regions``: a
+        window of region groups per block, shuffled)."""
+        if self.regions is not None:
+            per = self.regions.window * self.regions.per_region
+            key = (0 if self.fixed else self.epoch, index // per)
+            if key not in self._draws:
+                rng = np.random.default_rng((self.seed, *key, 1))
+                self._draws = {key: self.regions.draw(rng, self.t_lo, self.t_hi).tolist()}
+            t, f, oy, ox = self._draws[key][index % per][:4]
+            return t, f, oy, ox
         key = (0 if self.fixed else self.epoch, index // DRAW_BLOCK)
         if key not in self._draws:
             span = self.layout.padded - self.crop + 1
@@ -251,11 +277,32 @@ class CropDataset(torch.utils.data.Dataset):
         arrays = self._open()
         if self.in_memory:
             return [self._windows(arrays, *d) for d in draws]
+        if self.regions is not None:
+            return [self._from_region(arrays, *d) for d in draws]
         return [self._read_lazy(arrays, *d) for d in draws]
 
-    def _read_lazy(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
-        """Only the chunks the crop touches, every read of the crop in flight at once."""
-        plan = plan_crop(self.geo, face, oy, ox, self.crop)
+    def _from_region(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
+        """The crop cut from its region (read once, kept for the window of crops that share
+        it): square, ``regions.size`` a side, covering its block's origins plus a crop."""
+        R, s = self.regions.size, self.regions.stride
+        ry, rx = (min(o - o % s, self.layout.padded - R) for o in (oy, ox))
+        key = (t, face, ry, rx)
+        region = self._region_cache.pop(key, None)
+        if region is None:
+            region = self._read_lazy(arrays, t, face, ry, rx, size=R)  # (V, [k + 1,] R, R)
+        self._region_cache[key] = region  # most recently used last
+        while len(self._region_cache) > self.regions.window:
+            self._region_cache.popitem(last=False)
+        win = (slice(oy - ry, oy - ry + self.crop), slice(ox - rx, ox - rx + self.crop))
+        return {v: values[(..., *win)] for v, values in region.items()}
+
+    def _read_lazy(
+        self, arrays, t: int, face: int, oy: int, ox: int, size: int | None = None
+    ) -> dict[str, np.ndarray]:
+        """Only the chunks the crop (or region, ``size`` a side) touches, every read of it in
+        flight at once."""
+        size = size or self.crop
+        plan = plan_crop(self.geo, face, oy, ox, size)
         tsel = slice(t, t + self.steps + 1)
 
         def selections(static: bool):  # the crop's own face box, then each neighbour box
@@ -293,7 +340,7 @@ class CropDataset(torch.utils.data.Dataset):
         for group, _ in groups:  # variable-major parts -> per box, (V, [k + 1,] h, w)
             mine, parts = parts[: len(group) * nb], parts[len(group) * nb :]
             inner, *boxes = (np.stack(mine[i::nb]) for i in range(nb))
-            values = assemble(plan, inner, boxes, self.crop)  # (V, [k + 1,] S, S)
+            values = assemble(plan, inner, boxes, size)  # (V, [k + 1,] S, S)
             if not np.isfinite(values).all():
                 for var, crop in zip(group, values, strict=True):
                     if not np.isfinite(crop).all():
@@ -359,12 +406,15 @@ class CropDataset(torch.utils.data.Dataset):
         trig = static[:, F:, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
         terms = self._solar[:, when, None, None]  # (4, B, k + 1, 1, 1)
         cz = cos_zenith_from_terms(terms, *trig)  # (B, k + 1, S, S)
-        sun = np.maximum(0.0, cz)  # insolation / S0
+        forcing = [np.maximum(0.0, cz)]  # insolation / S0
+        if self.solar_time:  # and the local solar time as cos, sin
+            forcing += hour_angle_from_terms(terms, *trig[2:])
+        forcing = np.stack(forcing, axis=2).astype(np.float32)  # (B, k + 1, Fc, S, S)
         area /= area.mean(axis=(1, 2), keepdims=True)
         batch = {
             "state": state,
             "target": target,  # (B, k, C + D, S, S)
-            "forcing": sun.astype(np.float32)[:, :, None],  # (B, k + 1, 1, S, S)
+            "forcing": forcing,  # (B, k + 1, Fc, S, S)
             "static": static,
             "area": area,
             "time": np.array([d[0] for d in draws]),

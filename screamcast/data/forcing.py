@@ -77,6 +77,15 @@ def cos_zenith_from_terms(terms, sin_lat, cos_lat, sin_lon, cos_lon):
     return sin_lat * sin_d + cos_lat * cos_d * cos_hour_angle
 
 
+def hour_angle_from_terms(terms, sin_lon, cos_lon):
+    """``cos`` and ``sin`` of the local hour angle (the local solar time as an angle: 0 at
+    noon) from :func:`solar_terms` and the points' longitude: what the insolation cannot say
+    at night, when it is zero at both times of a step (``data.solar_time``, docs/training.md).
+    Arithmetic only, numpy or torch."""
+    _, _, cos_a, sin_a = terms
+    return cos_a * cos_lon - sin_a * sin_lon, sin_a * cos_lon + cos_a * sin_lon
+
+
 def insolation(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     """Top-of-atmosphere insolation in W m-2, ``(T, *lat.shape)``."""
     return SOLAR_CONSTANT * np.maximum(0.0, cos_zenith(time, lat, lon))

@@ -16,7 +16,10 @@ from torch import nn
 
 from screamcast.data.stats import Stats
 
-N_FORCING = 2  # insolation at t and t+1
+
+def forcing_channels(solar_time: bool) -> int:
+    """Insolation at t and t+1; with ``solar_time`` also cos, sin of the hour angle at both."""
+    return 2 * (3 if solar_time else 1)
 
 
 class Pipeline(nn.Module):
@@ -29,8 +32,10 @@ class Pipeline(nn.Module):
         static: list[str],
         do_precip_relu: bool = False,
         precip_name: str = "precip",
+        solar_time: bool = False,
     ):
         super().__init__()
+        self.solar_time = solar_time  # the forcing it takes (forcing_channels)
         self.net = net
         self.prognostic, self.diagnostic, self.static = (
             list(prognostic),
@@ -64,8 +69,9 @@ class Pipeline(nn.Module):
     ) -> torch.Tensor:
         """One step in physical units.
 
-        state ``(B, C, S, S)``; forcing ``(B, 2, S, S)`` (t, t+1); static ``(B, F, S, S)`` whose
-        first ``len(static)`` channels are store variables (normalised here). Returns
+        state ``(B, C, S, S)``; forcing ``(B, forcing_channels, S, S)`` (t's, then t+1's);
+        static ``(B, F, S, S)`` whose first ``len(static)`` channels are store variables
+        (normalised here). Returns
         ``(B, C + D, S, S)``: the prognostic state at t+1 and the diagnostics.
         """
         C, Fs = self.n_prognostic, len(self.static)
@@ -95,9 +101,9 @@ class Pipeline(nn.Module):
         return y
 
 
-def input_channels(n_prognostic: int, n_static: int) -> int:
-    """State + 2 insolation + static variables + 4 position features."""
-    return n_prognostic + N_FORCING + n_static + 4
+def input_channels(n_prognostic: int, n_static: int, solar_time: bool = False) -> int:
+    """State + forcing + static variables + 4 position features."""
+    return n_prognostic + forcing_channels(solar_time) + n_static + 4
 
 
 def build_pipeline(cfg, stats: Stats) -> Pipeline:
@@ -105,12 +111,14 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
     from screamcast.model.unet import UNet
 
     d, m = cfg.data, cfg.model
+    solar_time = bool(d.get("solar_time", False))  # absent from older checkpoints' configs
     net = UNet(
-        input_channels(len(d.prognostic), len(d.static)),
+        input_channels(len(d.prognostic), len(d.static), solar_time),
         len(d.prognostic) + len(d.diagnostic),
         m.width,
         m.levels,
         m.blocks,
+        m.get("upsample", "nearest"),  # absent from older checkpoints' configs
     )
     return Pipeline(
         net,
@@ -120,4 +128,5 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
         d.static,
         cfg.pipeline.do_precip_relu,
         cfg.pipeline.precip_name,
+        solar_time,
     )

@@ -29,11 +29,24 @@ class UNet(nn.Module):
     """``levels`` halvings of the resolution; widths ``width * 2**level``.
 
     The output head starts at zero, so an untrained model in a residual pipeline is persistence.
+    ``upsample``: ``nearest`` copies each coarse value to a 2 x 2 block, so the decoder's
+    features jump at the pooling grid's lines, which all meet at the centre of a crop (and of a
+    rollout tile); ``bilinear`` interpolates across them (docs/training.md, the tile imprint).
     """
 
-    def __init__(self, c_in: int, c_out: int, width: int = 32, levels: int = 2, blocks: int = 1):
+    def __init__(
+        self,
+        c_in: int,
+        c_out: int,
+        width: int = 32,
+        levels: int = 2,
+        blocks: int = 1,
+        upsample: str = "nearest",
+    ):
         super().__init__()
-        self.levels = levels
+        if upsample not in ("nearest", "bilinear"):
+            raise ValueError(f"model.upsample must be nearest or bilinear, got {upsample!r}")
+        self.levels, self.upsample = levels, upsample
         widths = [width * 2**i for i in range(levels + 1)]
         self.stem = nn.Conv2d(c_in, width, 3, padding=1)
         self.down = nn.ModuleList()
@@ -69,6 +82,11 @@ class UNet(nn.Module):
             h = block(h)
             skips.append(h)
         for block, skip in zip(self.up, reversed(skips[:-1]), strict=True):
-            h = nn.functional.interpolate(h, scale_factor=2, mode="nearest")
+            if self.upsample == "bilinear":
+                h = nn.functional.interpolate(
+                    h, scale_factor=2, mode="bilinear", align_corners=False
+                )
+            else:
+                h = nn.functional.interpolate(h, scale_factor=2, mode="nearest")
             h = block(torch.cat([h, skip], dim=1))  # (B, C_up + C_skip, S', S')
         return self.head(nn.functional.gelu(h))

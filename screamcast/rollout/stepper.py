@@ -16,7 +16,12 @@ from enum import Enum
 import numpy as np
 import torch
 
-from screamcast.data.forcing import cos_zenith_from_terms, position_features, solar_terms
+from screamcast.data.forcing import (
+    cos_zenith_from_terms,
+    hour_angle_from_terms,
+    position_features,
+    solar_terms,
+)
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator
@@ -94,6 +99,7 @@ class GlobalStepper:
             raise ValueError(f"batch_size must be >= 1, got {c.batch_size}")
         self.device = torch.device(c.device)
         self.precision = resolve_precision(c.precision, self.device)
+        self.solar_time = getattr(pipeline, "solar_time", False)
         self.pipeline = inference_network(pipeline, self.device, c.channels_last)
         self.op = HaloOperator(layout, self.device)
         self.batch_size, self.rank, self.world = c.batch_size, c.rank, c.world
@@ -111,7 +117,8 @@ class GlobalStepper:
         self.static_tiles = torch.cat(tiles, dim=1)  # (nt, F + 4, S, S)
 
     def forcing(self, t0: np.datetime64, t1: np.datetime64, tiles=slice(None)) -> torch.Tensor:
-        """Insolation / S0 at t and t+1 on the ``tiles`` (a slice): ``(n, 2, S, S)``.
+        """Insolation / S0 at t and t+1 on the ``tiles`` (a slice): ``(n, 2, S, S)``; for a
+        ``solar_time`` model with cos, sin of the hour angle after each: ``(n, 6, S, S)``.
 
         Evaluated on the device from the tiles' float32 position features, in float64, as the
         training crops evaluate it from theirs (the same values bit for bit); only the solar
@@ -124,7 +131,11 @@ class GlobalStepper:
             for v in solar_terms(np.array([t0, t1]))
         ]
         trig = self.static_tiles[tiles, -4:, None].to(wide).unbind(1)  # 4 x (n, 1, S, S)
-        return cos_zenith_from_terms(terms, *trig).clamp_(min=0.0).float()  # (n, 2, S, S)
+        sun = cos_zenith_from_terms(terms, *trig).clamp_(min=0.0)  # (n, 2, S, S)
+        if not self.solar_time:
+            return sun.float()
+        cos_h, sin_h = hour_angle_from_terms(terms, *trig[2:])  # (n, 2, S, S) each
+        return torch.stack([sun, cos_h, sin_h], dim=2).flatten(1, 2).float()  # (n, 6, S, S)
 
     @torch.no_grad()
     def predict_tiles(self, x: torch.Tensor, t0, t1) -> torch.Tensor:

@@ -74,9 +74,19 @@ def check_compatible(
     want = {
         "variables": {k: list(d[k]) for k in ("prognostic", "diagnostic", "static")},
         "grid": {"n": d.n, "name": grid},
-        "model": {k: m[k] for k in ("width", "levels", "blocks")},
+        "model": {k: m[k] for k in ("width", "levels", "blocks", "upsample")},
+        "inputs": {"solar_time": d.solar_time},
     }
-    description.check(want, path, "the config")
+    try:
+        description.check(want, path, "the config")
+    except fmt.IncompatibleCheckpointError as err:
+        was = description.model["upsample"], description.inputs["solar_time"]
+        if was != (m.upsample, d.solar_time):  # a run from before these options' defaults
+            raise fmt.IncompatibleCheckpointError(
+                f"{err}; to continue that run give its settings: model.upsample={was[0]} "
+                f"data.solar_time={str(was[1]).lower()}"
+            ) from None
+        raise
 
 
 def make_checkpoint(

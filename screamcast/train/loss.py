@@ -30,7 +30,8 @@ def rollout_loss(pipeline: Pipeline, batch: dict, halo: int, weights: torch.Tens
     scale = pipeline.loss_scale()
     total, first = 0.0, None
     for j in range(k):
-        pred = pipeline(state, forcing[:, j : j + 2, 0], static)  # (B, C + D, S, S)
+        # (B, 2, Fc, S, S) at t, t+1 -> (B, 2 Fc, S, S)
+        pred = pipeline(state, forcing[:, j : j + 2].flatten(1, 2), static)  # (B, C + D, S, S)
         per_var = area_weighted_mse(pred, target[:, j], area, scale)
         total = total + (per_var * weights).sum() if weights is not None else total + per_var.mean()
         first = per_var.detach() if first is None else first

@@ -36,7 +36,8 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     layout = TileLayout(dataset_grid(ds), d.tile, d.halo)
     valid = CropDataset.from_config(d, "valid", layout, ds["time"].values, seed=cfg.seed)
     batch = next(iter(torch.utils.data.DataLoader(valid, batch_size=d.valid_samples)))
-    pred = pipeline.predict(batch["state"], batch["forcing"][:, 0:2, 0], batch["static"])
+    forcing = batch["forcing"][:, 0:2].flatten(1, 2)  # (B, 2 Fc, S, S): t, t+1
+    pred = pipeline.predict(batch["state"], forcing, batch["static"])
     C = len(d.prognostic)
     w = batch["area"][:, None]
     truth = batch["target"][:, 0, :C]

@@ -134,11 +134,13 @@ def production_defaults(path: str) -> dict:
 
 
 def production_expectations(path: str) -> dict:
-    """What a production config requires of the checkpoint: its ``model`` and ``grid``."""
+    """What a production config requires of the checkpoint: its ``model``, ``inputs`` and
+    ``grid``."""
     import yaml
 
     want = yaml.safe_load(Path(path).read_text())
-    return {section: dict(want[section]) for section in ("model", "grid") if section in want}
+    sections = ("model", "inputs", "grid")
+    return {section: dict(want[section]) for section in sections if section in want}
 
 
 # The library words its errors in its own terms; the CLI is the one place that names flags.

@@ -46,3 +46,28 @@ def test_stats_match_a_direct_computation_and_round_trip(tiny_store, tmp_path):
     assert other.diff_std["u"] == pytest.approx(stats.diff_std["u"], rel=1e-9)
     stats.save(tmp_path / "stats.json")
     assert Stats.load(tmp_path / "stats.json") == stats
+
+
+def test_the_local_solar_time_is_the_hour_angle_of_the_zenith_formula():
+    from screamcast.data.forcing import (
+        cos_zenith_from_terms,
+        hour_angle_from_terms,
+        position_trig,
+        solar_terms,
+    )
+
+    times = np.array(["2020-03-20T12:00", "2020-06-21T18:00"], dtype="datetime64[ns]")
+    lat, lon = np.array([0.0, 45.0, -30.0]), np.array([0.0, 90.0, -90.0])
+    terms = [t[:, None] for t in solar_terms(times)]  # (2, 1) each
+    sin_lat, cos_lat, sin_lon, cos_lon = position_trig(lat, lon)
+    cos_h, sin_h = hour_angle_from_terms(terms, sin_lon, cos_lon)  # (2, 3) each
+    np.testing.assert_allclose(cos_h**2 + sin_h**2, 1.0, atol=1e-12)
+    # 12 UTC at lon 0 is local noon; 18 UTC at lon 90 E is local midnight, at 90 W noon
+    assert cos_h[0, 0] == pytest.approx(1.0) and cos_h[1, 1] == pytest.approx(-1.0)
+    assert cos_h[1, 2] == pytest.approx(1.0)
+    # 12 UTC at 90 E: 18 h local, sin h > 0 in the afternoon
+    assert sin_h[0, 1] == pytest.approx(1.0)
+    # the unclipped zenith cosine is sin(lat) sin(decl) + cos(lat) cos(decl) cos(h)
+    sin_d, cos_d = terms[0], terms[1]
+    cz = cos_zenith_from_terms(terms, sin_lat, cos_lat, sin_lon, cos_lon)
+    np.testing.assert_allclose(cz, sin_lat * sin_d + cos_lat * cos_d * cos_h, atol=1e-12)

@@ -19,17 +19,20 @@ from screamcast.rollout.stepper import GlobalStepper
 PROG, STATIC = ["u", "v"], ["orography"]
 
 
-def stepper(layout: TileLayout) -> GlobalStepper:
+def stepper(layout: TileLayout, solar_time: bool = False) -> GlobalStepper:
     names = PROG + STATIC
     stats = Stats({v: 0.0 for v in names}, {v: 1.0 for v in names}, {v: 1.0 for v in names})
-    net = UNet(input_channels(len(PROG), len(STATIC)), len(PROG), 8, 1)
+    net = UNet(input_channels(len(PROG), len(STATIC), solar_time), len(PROG), 8, 1)
     n = layout.n
-    return GlobalStepper(Pipeline(net, stats, PROG, [], STATIC), layout, np.zeros((1, 6, n, n)))
+    pipeline = Pipeline(net, stats, PROG, [], STATIC, solar_time=solar_time)
+    return GlobalStepper(pipeline, layout, np.zeros((1, 6, n, n)))
 
 
-def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store):
-    """Crops of size tile + 2*halo that sit on a tile get the same insolation and position
-    features, to the bit, as the rollout computes for that tile on its device."""
+@pytest.mark.parametrize("solar_time", [False, True])
+def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store, solar_time):
+    """Crops of size tile + 2*halo that sit on a tile get the same insolation (and local solar
+    time) and position features, to the bit, as the rollout computes for that tile on its
+    device."""
     layout = TileLayout(PhysicsGrid.for_face_size(16), tile=8, halo=4)
     T, m, S = layout.tile, layout.tiles_per_side, layout.size
     times = xr.open_zarr(tiny_store, chunks=None)["time"].values
@@ -44,16 +47,18 @@ def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store):
         samples=400,
         in_memory=True,
         times=times,
+        solar_time=solar_time,
     )
-    step = stepper(layout)
+    step = stepper(layout, solar_time)
     on_a_tile = [i for i in range(len(data)) if data.draw(i)[2] % T == data.draw(i)[3] % T == 0]
     assert len(on_a_tile) >= 5
     for i in on_a_tile:
         t, f, oy, ox = data.draw(i)
         tile = (f * m + oy // T) * m + ox // T  # tiles are (face, row, column)-major
         crop = data[i]
-        got = step.forcing(times[t], times[t + 1], slice(tile, tile + 1))[0]  # (2, S, S)
-        assert torch.equal(got, crop["forcing"][:, 0]), (t, f, oy, ox)
+        got = step.forcing(times[t], times[t + 1], slice(tile, tile + 1))[0]  # (2 Fc, S, S)
+        assert torch.equal(got, crop["forcing"].flatten(0, 1)), (t, f, oy, ox)
+        assert got.shape[0] == (6 if solar_time else 2)
         assert torch.equal(step.static_tiles[tile, 1:], crop["static"][1:])  # position features
 
 
