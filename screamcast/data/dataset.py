@@ -103,6 +103,9 @@ class CropDataset(torch.utils.data.Dataset):
         # regions.per_region crops, kept until its window of crops is done
         self.regions = regions
         self._region_cache: OrderedDict[tuple, dict] = OrderedDict()
+        # (global batch G, world): index step * G + rank + j * world is rank's (StepBatches);
+        # with regions each rank draws whole regions of its own, so no two ranks read one
+        self.shard = (1, 1)
         self.geo = ExtendedFaceGeometry(layout)
         self._pid: int | None = None
         self._draws: dict[tuple[int, int], list] = {}
@@ -245,12 +248,15 @@ class CropDataset(torch.utils.data.Dataset):
         indices at once, from ``default_rng((seed, epoch, block))`` (with ``regions``: a
         window of region groups per block, shuffled)."""
         if self.regions is not None:
+            G, world = self.shard
+            rank = index % G % world  # the rank StepBatches gives it, and its place there
+            mine = index // G * (G // world) + index % G // world
             per = self.regions.window * self.regions.per_region
-            key = (0 if self.fixed else self.epoch, index // per)
+            key = (0 if self.fixed else self.epoch, rank, mine // per)
             if key not in self._draws:
                 rng = np.random.default_rng((self.seed, *key, 1))
                 self._draws = {key: self.regions.draw(rng, self.t_lo, self.t_hi).tolist()}
-            t, f, oy, ox = self._draws[key][index % per][:4]
+            t, f, oy, ox = self._draws[key][mine % per][:4]
             return t, f, oy, ox
         key = (0 if self.fixed else self.epoch, index // DRAW_BLOCK)
         if key not in self._draws:

@@ -240,6 +240,7 @@ class Trainer:
         train_set = CropDataset.from_config(
             d, "train", layout, times, cfg.rollout_steps, samples=cfg.steps * self.G, seed=cfg.seed
         )
+        train_set.shard = (self.G, world)  # regions (data.region_stride) owned by one rank
         valid_set = CropDataset.from_config(
             d, "valid", layout, times, cfg.rollout_steps, seed=cfg.seed
         )

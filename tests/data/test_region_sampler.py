@@ -97,3 +97,34 @@ def _stack(crop: dict, key: str, prog, diag, static) -> np.ndarray:
     if key == "target":
         return np.stack([crop[v][1:] for v in prog + diag], axis=1)
     return np.stack([crop[v] for v in static])
+
+
+def test_under_ddp_each_region_is_drawn_by_one_rank(tiny_store):
+    """StepBatches gives rank r the indices step * G + r + j * world: with regions, each rank's
+    crops come in whole groups of its own (no region is fetched by two ranks for one group)."""
+    from collections import Counter
+
+    from screamcast.train.loop import StepBatches
+
+    layout = TileLayout(PhysicsGrid.for_face_size(16), tile=8, halo=4)
+    plan = RegionPlan.balanced(span=13, crop=12, stride=7, per_region=4, window=8)
+    G, world, steps = 8, 2, 16  # 4 crops per rank and step: 2 windows of 8 regions each
+
+    def regions_of(shard: tuple, rank: int) -> Counter:
+        data = CropDataset(str(tiny_store), layout, PROG, DIAG, STATIC, crop=12, regions=plan)
+        data.shard = shard
+        s = plan.stride
+        keys = Counter()
+        for batch in StepBatches(0, steps, G, rank, world):
+            for i in batch:
+                t, f, oy, ox = data.draw(i)
+                keys[(t, f, oy - oy % s, ox - ox % s)] += 1
+        return keys
+
+    for rank in range(world):
+        owned = regions_of((G, world), rank)
+        assert sum(owned.values()) == steps * G // world
+        assert all(c % plan.per_region == 0 for c in owned.values()), owned  # whole groups
+    # without the sharding, a group's crops land on both ranks: both would fetch its region
+    split = regions_of((1, 1), 0)
+    assert any(c % plan.per_region for c in split.values())
