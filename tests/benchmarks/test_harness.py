@@ -13,11 +13,12 @@ def test_halo_benchmark_runs_and_records(tmp_path, monkeypatch):
     monkeypatch.setattr(harness, "PERF_DOC", tmp_path / "performance.md")
     (tmp_path / "performance.md").write_text("# Performance\n\nHand-written intro.\n")
     results, context = bench_halo.run(quick=True, n=16, channels=2, tile=8, halo=4)
-    assert [r.case.split("[")[0] for r in results] == ["gather", "adjoint", "adjoint_cross_face"]
+    names = [r.case.split("[")[0] for r in results]
+    assert names == ["gather", "adjoint", "adjoint_cosine", "adjoint_cross_face"]
     assert all(r.candidate_s > 0 and r.baseline_s > 0 for r in results)
     harness.record("halo", results, context)
     saved = json.loads((tmp_path / "results" / "halo.json").read_text())
-    assert len(saved["results"]) == 3 and saved["context"]["tile_bytes"] > 0
+    assert len(saved["results"]) == 4 and saved["context"]["tile_bytes"] > 0
     # enough to tell machines and code apart (was: "x86_64, cpu")
     machine = saved["machine"]
     assert machine["cpu"] and machine["cores"] >= 1 and machine["versions"]["torch"]
