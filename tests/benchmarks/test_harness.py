@@ -26,7 +26,7 @@ def test_halo_benchmark_runs_and_records(tmp_path, monkeypatch):
     assert len(machine["commit"].removesuffix("+dirty")) == 12 and saved["command"]
     doc = (tmp_path / "performance.md").read_text()
     assert "Hand-written intro." in doc
-    assert doc.count("| halo | ") == 3 and harness.BEGIN in doc and harness.END in doc
+    assert doc.count("| halo | ") == 4 and harness.BEGIN in doc and harness.END in doc
     harness.record("halo", results[:1], context)  # regenerating replaces, never appends
     assert (tmp_path / "performance.md").read_text().count("| halo | ") == 1
 
@@ -46,3 +46,23 @@ def test_crop_reads_benchmark_runs(tiny_store):
     report = measure(tiny_store, 16, 16, 1, 3)
     assert report["crops"] == 3 and report["requests_min"] > 0
     assert report["amplification_median"] > 0
+
+
+def test_crop_layouts_benchmark_counts_each_layout(tmp_path, monkeypatch):
+    """Small sizes: the stacked layouts need fewer requests per crop than one array per
+    channel, shards fewer still when regions cover them, and regions read fewer bytes."""
+    from benchmarks import crop_layouts as cl
+    from screamcast.data.region_sampler import RegionPlan
+
+    for name, value in dict(N=64, CHANNELS=4, STATIC=1, TILE=32, HALO=8, CROP=48).items():
+        monkeypatch.setattr(cl, name, value)
+    out = {}
+    plan = RegionPlan.balanced(64 + 16 - 48 + 1, 48, 33, 8, 4)  # one region a face
+    for layout in cl.LAYOUTS:
+        root = tmp_path / layout.replace(" ", "_").replace(",", "")
+        cl.write(root, layout)
+        out[layout] = [cl.measure(root, layout, p, crops=16) for p in (None, plan)]
+    one, grouped = out["per-channel 64"]
+    assert one["requests_per_crop"] > out["stacked 64"][0]["requests_per_crop"]
+    assert grouped["amplification"] < one["amplification"]
+    assert out["stacked, sharded"][1]["requests_per_crop"] < 1.0
