@@ -16,7 +16,6 @@ import asyncio
 import os
 from collections import OrderedDict
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +31,7 @@ from screamcast.data.forcing import (
     position_features,
     solar_terms,
 )
+from screamcast.data.in_memory import InMemoryExtendedFaces
 from screamcast.data.region_sampler import RegionPlan, region_plan
 from screamcast.data.remote import StoreError, with_retries, zarr_store
 from screamcast.grid.extended import ExtendedFaceGeometry
@@ -47,7 +47,7 @@ def time_range(spec, total: int) -> tuple[int, int]:
     return (lo % total if lo < 0 else lo, total + hi if hi <= 0 else hi)
 
 
-class CropDataset(torch.utils.data.Dataset):
+class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
     """Random crops with halo and ``steps``-step targets from a cubed-sphere store.
 
     Sample ``i`` of epoch ``e`` is a pure function of ``(seed, e, i)`` (:meth:`draw`): the same
@@ -195,54 +195,6 @@ class CropDataset(torch.utils.data.Dataset):
             self._pid = os.getpid()
         return self._arrays
 
-    def _check_memory(self) -> None:
-        """Refuse an in-memory load that cannot fit, before the kernel's OOM killer ends the job."""
-        P, T = self.layout.padded, self.t_hi + self.steps - self.t_lo
-        V, F = len(self.prognostic) + len(self.diagnostic), len(self.static)
-        need = 4 * 6 * P * P * (V * T + F)  # float32 extended faces
-        free = _memory_available()
-        if free is not None and need > free:
-            raise StoreError(
-                f"store {self.url}: in_memory needs {need / 2**30:.1f} GiB for the extended faces "
-                f"of {V} variables x {T} times + {F} static (6 x {P} x {P} each), but "
-                f"{free / 2**30:.1f} GiB are available: set data.in_memory=false (crops are then "
-                f"read chunk by chunk) or shorten the time range"
-            )
-
-    def _load_extended(self, source: dict, names: list[str], static: bool) -> np.ndarray:
-        """Small stores: the extended faces of the dataset's time range, built once per process,
-        so that a crop is a slice. ``(V, [T,] 6, P, P)`` float32: ``(P / n)^2`` times the
-        raw variables in memory. Ring values are the same float64 sums :func:`assemble`
-        makes (lazy and in-memory crops are equal bit for bit). Non-finite values are
-        reported here, by variable, time and face pixel."""
-        L = self.layout
-        n, H, P = L.n, L.halo, L.padded
-        times = () if static else (slice(self.t_lo, self.t_hi + self.steps),)
-        T = () if static else (self.t_hi + self.steps - self.t_lo,)
-        ext = np.empty((len(names), *T, 6, P, P), dtype=np.float32)
-        src, w = L.ring_sources, L.ring_weights  # (R, k) flat into (6, n, n); (R, k)
-        for i, v in enumerate(names):
-            raw = source[v][times]  # ([T,] 6, n, n), one read of the range
-            self._check_finite(v, raw, static)
-            ext[i, ..., H : H + n, H : H + n] = raw
-            flat_in = raw.reshape(-1, 6 * n * n)  # (T or 1, 6 n n)
-            flat_out = ext[i].reshape(-1, 6 * P * P)  # a view: (T or 1, 6 P P)
-            for t in range(len(flat_in)):  # one time at a time: small float64 temporaries
-                flat_out[t, L.ring_positions] = (flat_in[t][src] * w).sum(-1)  # (R, k) -> (R,)
-        return ext
-
-    def _check_finite(self, var: str, raw: np.ndarray, static: bool) -> None:
-        finite = np.isfinite(raw)
-        if not finite.all():
-            where = np.argwhere(~finite)[0]
-            t = None if static else self.t_lo + int(where[0])
-            when = "" if t is None else f" at time index {t} ({self.times[t]})"
-            f, y, x = (int(i) for i in where[-3:])
-            raise StoreError(
-                f"store {self.url}: non-finite value in '{var}'{when}, face {f}, "
-                f"face pixel (y={y}, x={x})"
-            )
-
     def draw(self, index: int) -> tuple[int, int, int, int]:
         """``(time, face, oy, ox)`` of sample ``index``: drawn for blocks of ``DRAW_BLOCK``
         indices at once, from ``default_rng((seed, epoch, block))`` (with ``regions``: a
@@ -354,22 +306,6 @@ class CropDataset(torch.utils.data.Dataset):
             out |= zip(group, values, strict=True)
         return out
 
-    def _windows(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
-        """In-memory crops: views into the extended faces loaded by :meth:`_load_extended`."""
-        if not self.t_lo <= t < self.t_hi:  # the starts whose k-step targets were loaded
-            loaded = f"{self.t_lo}:{self.t_hi + self.steps}"
-            raise IndexError(
-                f"time index {t} is outside {self.url}'s loaded range {loaded} "
-                f"for {self.steps}-step samples"
-            )
-        win = (face, slice(oy, oy + self.crop), slice(ox, ox + self.crop))
-        tsel = slice(t - self.t_lo, t - self.t_lo + self.steps + 1)
-        out = {}
-        for g, static in self._groups():
-            lead = (slice(None),) if static else (slice(None), tsel)
-            out |= zip(g, arrays[tuple(g)][(*lead, *win)], strict=True)  # (V, [k + 1,] S, S)
-        return out
-
     def _report_non_finite(self, var, crop, t, face, oy, ox) -> None:
         where = np.argwhere(~np.isfinite(crop))[0]
         ti = t + int(where[0]) if crop.ndim == 3 else None
@@ -429,27 +365,6 @@ class CropDataset(torch.utils.data.Dataset):
         }
         batch = {key: torch.from_numpy(value) for key, value in batch.items()}
         return [{key: value[b] for key, value in batch.items()} for b in range(B)]
-
-
-def _memory_available() -> int | None:
-    """Bytes this process can still allocate: ``MemAvailable``, capped by a cgroup v2 limit."""
-    free = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    free = int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    cgroup = Path("/sys/fs/cgroup")
-    try:
-        limit = (cgroup / "memory.max").read_text().strip()
-        if limit != "max":
-            used = int((cgroup / "memory.current").read_text())
-            free = min(free or 2**63, int(limit) - used)
-    except (OSError, ValueError):
-        pass
-    return free
 
 
 def _region(sel: tuple) -> str:

@@ -9,6 +9,7 @@ import xarray as xr
 import zarr
 
 from screamcast.data import dataset as dsmod
+from screamcast.data import in_memory as memmod
 from screamcast.data.dataset import CropDataset
 from screamcast.data.remote import BOTO_ATTEMPTS, StoreError
 from screamcast.grid import PhysicsGrid, TileLayout
@@ -187,14 +188,14 @@ def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
 
 
 def test_an_in_memory_load_that_cannot_fit_is_refused(tiny_store, layout, monkeypatch):
-    free = dsmod._memory_available()
+    free = memmod.memory_available()
     assert free is not None and 2**26 < free < 2**45  # this machine's, read from /proc
     data = make(tiny_store, layout, in_memory=True, time_range=(0, 10))
     need = 4 * 6 * 24 * 24 * (4 * 10 + 1)  # float32, 4 time-dependent variables, 1 static
-    monkeypatch.setattr(dsmod, "_memory_available", lambda: need - 1)
+    monkeypatch.setattr(memmod, "memory_available", lambda: need - 1)
     with pytest.raises(StoreError, match=r"in_memory needs .* 4 variables x 10 times \+ 1 static"):
         data[0]
-    monkeypatch.setattr(dsmod, "_memory_available", lambda: need)
+    monkeypatch.setattr(memmod, "memory_available", lambda: need)
     assert data[0]["state"].shape == (3, 12, 12)
 
 
