@@ -1,28 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.distributed import run_two_ranks
 
 SCRIPT = Path(__file__).with_name("ranks_checkpoint.py")
 
 
 @pytest.mark.distributed
 def test_rank0_failures_raise_on_every_rank(tmp_path):
-    try:  # a hang in a barrier must fail the test, not stall CI
-        proc = subprocess.run(
-            [sys.executable, str(SCRIPT), str(tmp_path / "run")],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tmp_path,
-        )
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"two-rank run hung: {err.stdout!r} {err.stderr!r}")
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_two_ranks(SCRIPT, str(tmp_path / "run"), cwd=tmp_path, timeout=120)
     lines = [
         json.loads(x)
         for r in (0, 1)
