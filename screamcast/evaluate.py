@@ -22,8 +22,9 @@ import numpy as np
 import xarray as xr
 
 from screamcast.data.channels import expand, with_channels
+from screamcast.data.store import is_latlon
 from screamcast.metrics import area_weighted_bias, area_weighted_rmse
-from screamcast.scoring_grid import ScoringGrid, as_faces, is_latlon, sorted_latlon
+from screamcast.scoring_grid import ScoringGrid, as_faces, sorted_latlon
 from screamcast.skill_extras import AnomalyCorrelation, SeamSkill, time_mean_climatology
 
 
@@ -169,7 +170,9 @@ def evaluate(
     rp.plot_drift(report / "drift.png", skill)
     rp.plot_bias_maps(report / "bias_maps.png", skill, scoring.lat, grid)
     leads = sorted({1, len(times) // 2, len(times) - 1} & set(range(1, len(times))))
-    spectra = rp.plot_spectra(report / "spectra.png", out, ref, variables, grid, leads)
+    spectra = rp.plot_spectra(
+        report / "spectra.png", out, ref, variables, grid, leads, scoring.coverage
+    )
     spectra = f"Scored on {scoring.description}.\n\n{spectra}"
     seams = next((e for e in extras if isinstance(e, SeamSkill)), None)
     if seams is not None and seams.last_map is not None:

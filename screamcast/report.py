@@ -86,23 +86,23 @@ def plot_bias_maps(path: str | Path, skill: StepSkill, lat: np.ndarray, grid=Non
     return Path(path)
 
 
-def plot_spectra(path, out: xr.Dataset, ref: xr.Dataset, variables, grid, leads) -> str:
+def plot_spectra(
+    path, out: xr.Dataset, ref: xr.Dataset, variables, grid, leads, coverage: float = 1.0
+) -> str:
     """Power by total wavenumber of rollout (solid) and truth (dashed) at ``leads``; returns a
-    line for the report (or why there are no spectra)."""
+    line for the report (or why there are no spectra). ``coverage``: the share of the globe a
+    lat-lon truth covers (spectra need all of it)."""
     try:
         from screamcast.spectra import CubeSpectrum, LatLonSpectrum
     except ImportError:  # pragma: no cover - pyshtools is in the eval and dev extras
         return "No spectra: `pip install screamcast[eval]` (pyshtools)."
+    from screamcast.data.store import is_latlon
     from screamcast.plot import pyplot
-    from screamcast.scoring_grid import is_latlon
 
+    if coverage < 0.999:
+        return f"No spectra: the lat-lon truth covers {100 * coverage:.1f}% of the globe."
     spectrum = truth_spectrum = CubeSpectrum(grid)
-    if is_latlon(ref):  # a lat-lon truth: spectra need all of the globe
-        from screamcast.grid.to_latlon import latlon_cell_area
-
-        share = latlon_cell_area(ref["lat"].values, ref["lon"].values).sum() / (4 * np.pi)
-        if share < 0.999:
-            return f"No spectra: the lat-lon truth covers {100 * share:.1f}% of the globe."
+    if is_latlon(ref):  # taken to the same Driscoll-Healy grid as the rollout
         truth_spectrum = LatLonSpectrum(ref["lat"].values, ref["lon"].values, spectrum.lmax)
     plt = pyplot()
     V = len(variables)

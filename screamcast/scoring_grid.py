@@ -28,6 +28,7 @@ class ScoringGrid:
     # the rollout's (V, 6, n, n) -> (V, F, a, b); None when scored on the cube itself
     regrid: Callable[[np.ndarray], np.ndarray] | None
     description: str
+    coverage: float = 1.0  # the share of the globe scored (a regional lat-lon truth: < 1)
 
     @classmethod
     def cube(cls, grid: PhysicsGrid) -> ScoringGrid:
@@ -45,14 +46,14 @@ class ScoringGrid:
         def regrid(fields: np.ndarray) -> np.ndarray:
             return to_points(fields)[..., None, :, :]  # (V, 1, nlat, nlon)
 
-        share = area.sum() / (4 * np.pi)
+        share = float(area.sum() / (4 * np.pi))
         text = (
             f"the truth's {lat.size} x {lon.size} lat-lon grid ({100 * share:.1f}% of the "
             f"globe): each truth cell against the mean of the output's {grid.name} cells "
             f"nearest to its point ({to_points.interpolated} points with no such cell "
             "interpolated from the 4 nearest)"
         )
-        return cls(area, lat3, regrid, text)
+        return cls(area, lat3, regrid, text, share)
 
     @property
     def on_cube(self) -> bool:
@@ -61,10 +62,6 @@ class ScoringGrid:
     def __call__(self, fields: np.ndarray) -> np.ndarray:
         """The rollout's ``(V, 6, n, n)`` where the scores are taken."""
         return fields if self.regrid is None else self.regrid(fields)
-
-
-def is_latlon(ds: xr.Dataset) -> bool:
-    return "lat" in ds.dims and "lon" in ds.dims
 
 
 def sorted_latlon(ds: xr.Dataset) -> xr.Dataset:

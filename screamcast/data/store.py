@@ -89,7 +89,7 @@ def open_store(
         ds = with_channels(ds, [*variables, *static_variables], where)
     except ChannelError as err:
         raise StoreError(str(err)) from None
-    if latlon and "lat" in ds.dims and "lon" in ds.dims:
+    if latlon and is_latlon(ds):
         validate_latlon(ds, url, variables)
         ds.attrs["screamcast_url"] = url
         return ds
@@ -232,6 +232,11 @@ def _check_grid(ds: xr.Dataset, name: str, grid: PhysicsGrid, assume_grid: bool)
             f"({dist / grid.cell_width():.3g} cell widths) from that cell of {grid.name} (HOMME "
             f"face order, tolerance {TOLERANCE_CELLS:g} cell widths){hint}"
         )
+
+
+def is_latlon(ds: xr.Dataset) -> bool:
+    """A regular lat-lon dataset (a nudging reference, a truth), not a cube store."""
+    return "lat" in ds.dims and "lon" in ds.dims
 
 
 def validate_latlon(ds: xr.Dataset, name: str, variables: Sequence[str]) -> None:

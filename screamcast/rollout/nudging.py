@@ -22,7 +22,7 @@ import xarray as xr
 
 from screamcast.data.calendar import seconds
 from screamcast.data.remote import with_retries
-from screamcast.data.store import describe_non_finite
+from screamcast.data.store import describe_non_finite, is_latlon
 from screamcast.grid.physics import PhysicsGrid
 from screamcast.grid.regrid import NearestMap, latlon_points, nearest_map, regular_spacing_deg
 
@@ -57,7 +57,7 @@ class Nudger:
         self.factor = 1
         self._grid = grid  # its cell areas weight the group and block means
         self._weights: dict[tuple, torch.Tensor] = {}
-        if "lat" in reference.dims and "lon" in reference.dims:  # a regular lat-lon grid
+        if is_latlon(reference):
             self.map = self._latlon_map(reference, name, partial)
             self._groups: dict[tuple, tuple[torch.Tensor, ...]] = {}
         else:
@@ -74,6 +74,8 @@ class Nudger:
         self._cache: dict[int, np.ndarray] = {}
         self._pending: dict[int, Future] = {}  # the next time index, being read
         self._reader: ThreadPoolExecutor | None = None
+        self._target: tuple[object, np.ndarray] | None = None  # the last time asked for
+        self._block_area: torch.Tensor | None = None  # (6, m, m), for misfit
 
     def _latlon_map(self, reference: xr.Dataset, name: str, partial: str) -> NearestMap:
         """Nearest reference point of every cube cell, and which cells its domain covers."""
@@ -161,11 +163,16 @@ class Nudger:
     def target(self, time: object) -> np.ndarray:
         """The reference at ``time``, linear in time between its samples: ``(V, 6, m, m)``
         (``(V, nlat, nlon)`` for a lat-lon reference)."""
+        if self._target is not None and self._target[0] == time:  # apply, then misfit
+            return self._target[1]
         i = int(np.searchsorted(self.times, time, side="right")) - 1
         if self.times[i] == time:
-            return self._at(i)
-        w = (time - self.times[i]) / (self.times[i + 1] - self.times[i])
-        return (1 - w) * self._at(i) + w * self._at(i + 1)
+            value = self._at(i)
+        else:
+            w = (time - self.times[i]) / (self.times[i + 1] - self.times[i])
+            value = (1 - w) * self._at(i) + w * self._at(i + 1)
+        self._target = (time, value)
+        return value
 
     def apply(self, x: torch.Tensor, time: object) -> torch.Tensor:
         """Nudge the prognostic state ``x (C, 6, n, n)`` in place toward the reference."""
@@ -230,14 +237,15 @@ class Nudger:
         against the reference at ``time``, per nudged variable; NaN outside its times."""
         if not self.times[0] <= time <= self.times[-1]:
             return np.full(len(self.index), np.nan)
-        x = torch.as_tensor(np.asarray(fields), dtype=torch.float64)
+        # the nudged channels only, in float64: (V, 6, n, n)
+        x = torch.as_tensor(np.asarray(fields)[self.index], dtype=torch.float64)
         ref = torch.as_tensor(self.target(time), dtype=torch.float64)
         out = []
         if self.map is not None:
             source, group, area, group_area, _ = self._group_tensors(x)
             ref = ref.reshape(len(self.index), -1)  # (V, points)
-            for k, c in enumerate(self.index):
-                field = x[c].reshape(-1)  # (6 n n,)
+            for k in range(len(self.index)):
+                field = x[k].reshape(-1)  # (6 n n,)
                 mean = torch.zeros_like(group_area).index_add_(0, group, field * area)
                 d = ref[k][source] - (mean / group_area)[group]  # (6 n n,)
                 out.append(torch.sqrt((area * d * d).sum() / area.sum()))
@@ -245,9 +253,12 @@ class Nudger:
         f, n = self.factor, self._grid.n
         m = n // f
         w = self._block_weights(x)  # (6, n, n)
-        block_area = torch.as_tensor(self._grid.area).reshape(6, m, f, m, f).sum(dim=(2, 4))
-        for k, c in enumerate(self.index):
-            coarse = (x[c] * w).reshape(6, m, f, m, f).sum(dim=(2, 4))  # (6, m, m)
+        if self._block_area is None:  # built once: the grid's areas summed over each block
+            area = torch.as_tensor(self._grid.area)
+            self._block_area = area.reshape(6, m, f, m, f).sum(dim=(2, 4))  # (6, m, m)
+        block_area = self._block_area
+        for k in range(len(self.index)):
+            coarse = (x[k] * w).reshape(6, m, f, m, f).sum(dim=(2, 4))  # (6, m, m)
             d2 = (ref[k] - coarse) ** 2
             out.append(torch.sqrt((block_area * d2).sum() / block_area.sum()))
         return torch.stack(out).numpy()

@@ -99,7 +99,7 @@ class GlobalStepper:
             raise ValueError(f"batch_size must be >= 1, got {c.batch_size}")
         self.device = torch.device(c.device)
         self.precision = resolve_precision(c.precision, self.device)
-        self.solar_time = getattr(pipeline, "solar_time", False)
+        self.solar_time = pipeline.solar_time
         self.pipeline = inference_network(pipeline, self.device, c.channels_last)
         self.op = HaloOperator(layout, self.device)
         self.batch_size, self.rank, self.world = c.batch_size, c.rank, c.world

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The demo's 48-step rollout of a checkpoint, scored at +1, +24 and +48 h with the tile imprint.
+
+``python scripts/demo_rollout_probe.py CHECKPOINT TAG [--free] [rollout flags...]``: rolls out
+from the demo's held-out start (nudged toward the demo reference unless ``--free``; extra flags
+go to ``run_screamcast_nudged.py``, e.g. ``--halo-adjoint``) into ``/tmp/probe/TAG.zarr`` and
+prints, per variable, RMSE and its ratio to persistence at each lead and the imprint at +48 h:
+the mean |error| at the worst tile-local position over the mean (the issue-19 measure).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from screamcast.data.calendar import DECODER
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str]) -> None:
+    ckpt, tag, *flags = argv
+    data, ref = ROOT / "demo_data/demo.zarr", ROOT / "demo_data/reference.zarr"
+    truth = xr.open_zarr(data, consolidated=False, decode_times=DECODER, chunks=None)
+    start = truth["time"].values[-49].strftime("%Y-%m-%dT%H:%M")
+    out = Path("/tmp/probe") / f"{tag}.zarr"
+    shutil.rmtree(out, ignore_errors=True)
+    out.parent.mkdir(exist_ok=True)
+    nudge = [] if "--free" in flags else ["--reference", str(ref)]
+    flags = [f for f in flags if f != "--free"]
+    cmd = [sys.executable, str(ROOT / "scripts/ace/run_screamcast_nudged.py"), "--checkpoint"]
+    cmd += [ckpt, "--data", str(data), *nudge, "--output", str(out), "--start", start]
+    subprocess.run([*cmd, "--steps", "48", "--no-progress", *flags], check=True)
+    metrics = json.loads(out.with_name(f"{tag}_metrics.json").read_text())
+    o = xr.open_zarr(out, consolidated=False, decode_times=DECODER, chunks=None)
+    tile = int(o.attrs["tile"])
+    print(f"{tag}: variable, RMSE (over persistence) at +1, +24, +48 h, imprint at +48 h")
+    for v, s in metrics.items():
+        cells = [
+            f"{s['rmse'][k]:.4g} ({s['rmse'][k] / s['persistence_rmse'][k]:.3f})"
+            for k in (1, 24, 48)
+        ]
+        pred = o[v].isel(time=48).values
+        err = np.abs(pred - truth[v].sel(time=o["time"].values[48]).values)  # (6, n, n)
+        n = err.shape[-1]
+        per_position = err.reshape(6, n // tile, tile, n // tile, tile).mean(axis=(0, 1, 3))
+        print(
+            f"  {v:12s} " + "  ".join(cells) + f"  {per_position.max() / per_position.mean():.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
