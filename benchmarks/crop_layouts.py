@@ -1,23 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""Which store layout serves crops with the fewest requests and bytes (docs/performance.md).
+"""Requests and read amplification of training crops at production shape, per store layout.
 
 ``python -m benchmarks.crop_layouts [--record]``: a store of production shape scaled down
-(n = 256, 40 channels, float32 noise written uncompressed, so bytes are the layout's and not
-the codec's), crops of 192 x 192 (tile 128, halo 32) at t and t+1 (k = 1) plus 4 static
-channels, in four layouts:
+(n = 256, 40 channels: 4 variables on 8 levels and 8 2-D ones, float32 noise so that bytes are
+the layout's and not the codec's), read by the real ``CropDataset`` (crops of 192 = tile 128 +
+2 x halo 32, k = 1 and k = 4; the halo ring's neighbour-face reads included), every request
+counted by ``ReadCounter``, in the two layouts the ingestion writes:
 
-- ``per-channel 128``: one array per channel, chunks of one time, one face, 128 x 128 (what
-  the ingestion writes for n = 256 by default);
-- ``per-channel 64``: the same with 64 x 64 chunks;
-- ``stacked 64``: one ``(time, channel, face, y, x)`` array, chunks of all 40 channels x 64 x 64;
-- ``stacked, sharded``: the same inner chunks in zarr v3 shards of a whole face.
+- ``variables``: one array per variable, chunks of one time, level and face, 128 x 128 (the
+  ingestion's layout before the stacked one);
+- ``stacked``: one ``fields`` array, inner chunks of all 40 channels x 128 x 128, a shard per
+  face and time (``--layout stacked``, the default: :mod:`screamcast.data.stacked`).
 
-Each is read for crops drawn one by one and for crops cut ``per_region`` at a time from
-regions (``screamcast.data.region_sampler``). What a crop reads here is its box inside the
-face, the bulk of its bytes (the halo ring's neighbour-face boxes add a few more small reads in
-the dataset). Counted with ``ReadCounter``: requests per crop, and amplification = bytes fetched
-over the float32 bytes of the crops delivered.
+Crops are read one by one, and cut ``per_region`` at a time from regions
+(``screamcast.data.region_sampler``, the crops of 4 regions shuffled together, a whole window
+read per case; the stacked store then reads whole shards). Amplification
+= bytes fetched / float32 bytes of the crops delivered (overlapping crops count their shared
+bytes each time, as the GPU receives them).
 """
 
 from __future__ import annotations
@@ -32,136 +32,114 @@ import numpy as np
 import zarr
 
 from benchmarks.harness import save_record
+from screamcast.data import stacked
+from screamcast.data.calendar import encode
+from screamcast.data.dataset import CropDataset
 from screamcast.data.read_counter import ReadCounter
 from screamcast.data.region_sampler import RegionPlan
+from screamcast.grid import PhysicsGrid, TileLayout
 
-N, CHANNELS, STATIC, TIMES = 256, 40, 4, 3
-TILE, HALO = 128, 32
+N, TILE, HALO, CHUNK = 256, 128, 32, 128
 CROP = TILE + 2 * HALO  # 192
-LAYOUTS = ("per-channel 128", "per-channel 64", "stacked 64", "stacked, sharded")
+THREE_D, TWO_D, LEVELS = ("T", "q", "u", "v"), tuple(f"f{i}" for i in range(8)), 8
+WINDOW = 4  # regions shuffled together (and kept): a case reads whole windows of crops
+CHANNELS = [f"{v}[{i}]" for v in THREE_D for i in range(LEVELS)] + list(TWO_D)  # 40
 
 
-def write(root: Path, layout: str) -> None:
-    """The store of ``layout`` under ``root`` (noise: every byte a real byte)."""
-    rng = np.random.default_rng(0)
+def write(root: Path, layout: str, times: int) -> None:
+    """The store of ``layout`` under ``root``: noise in every channel, a noleap time axis."""
+    import cftime
+
     group = zarr.open_group(root, mode="w", zarr_format=3)
-    fields = rng.standard_normal((TIMES, CHANNELS, 6, N, N), dtype=np.float32)
-    static = rng.standard_normal((STATIC, 6, N, N), dtype=np.float32)
-    if layout.startswith("per-channel"):
-        c = int(layout.split()[-1])
-        for i in range(CHANNELS):
-            a = group.create_array(
-                f"f{i}",
-                shape=(TIMES, 6, N, N),
-                chunks=(1, 1, c, c),
-                dtype="float32",
-                compressors=None,
-            )
-            a[:] = fields[:, i]
-        for i in range(STATIC):
-            a = group.create_array(
-                f"s{i}", shape=(6, N, N), chunks=(1, c, c), dtype="float32", compressors=None
-            )
-            a[:] = static[i]
+    rng = np.random.default_rng(0)
+    dates = [cftime.DatetimeNoLeap(2020, 1, 1, h) for h in range(times)]
+    counts, units, calendar = encode(np.array(dates))
+    t = group.create_array("time", shape=(times,), dtype="int64", dimension_names=["time"])
+    t[:] = counts
+    t.attrs.update({"units": units, "calendar": calendar})
+    if layout == "stacked":
+        spec = stacked.stack_spec(
+            [(v, LEVELS, "lev", {}) for v in THREE_D] + [(v, 1, None, {}) for v in TWO_D]
+        )
+        array = stacked.create_stack(group, spec, times, N, CHUNK, 512)
+        for i in range(times):  # (1, C, 6, n, n): every shard of a time written once
+            array[i : i + 1] = rng.standard_normal((1, len(CHANNELS), 6, N, N), np.float32)
         return
-    shards = {"shards": (1, CHANNELS, 1, N, N)} if "sharded" in layout else {}
-    a = group.create_array(
-        "fields",
-        shape=fields.shape,
-        chunks=(1, CHANNELS, 1, 64, 64),
-        dtype="float32",
-        compressors=None,
-        **shards,
+    for v in THREE_D + TWO_D:
+        lead = (times, LEVELS) if v in THREE_D else (times,)
+        dims = ["time", "lev"] * (v in THREE_D) or ["time"]
+        a = group.create_array(
+            v,
+            shape=(*lead, 6, N, N),
+            chunks=(1,) * len(lead) + (1, CHUNK, CHUNK),
+            dtype="float32",
+            dimension_names=[*dims, "face", "y", "x"],
+        )
+        a[:] = rng.standard_normal(a.shape, np.float32)
+
+
+def measure(root: Path, layout: str, steps: int, regions: RegionPlan | None, crops: int) -> dict:
+    counters = []
+
+    def wrap(store):
+        counters.append(ReadCounter(store))
+        return counters[-1]
+
+    tiles = TileLayout(PhysicsGrid.for_face_size(N), TILE, HALO)
+    data = CropDataset(
+        str(root),
+        tiles,
+        CHANNELS,
+        crop=CROP,
+        steps=steps,
+        samples=crops,
+        store_wrapper=wrap,
+        regions=regions,
     )
-    a[:] = fields
-    shards = {"shards": (STATIC, 1, N, N)} if "sharded" in layout else {}
-    s = group.create_array(
-        "static",
-        shape=static.shape,
-        chunks=(STATIC, 1, 64, 64),
-        dtype="float32",
-        compressors=None,
-        **shards,
-    )
-    s[:] = static
-
-
-def boxes(regions: RegionPlan | None, crops: int, seed: int = 0):
-    """``(t, face, y0, x0, size)`` boxes inside the face to read, and how many crops each
-    serves: one per crop, or one per region of ``per_region`` crops."""
-    span = N + 2 * HALO - CROP + 1
-    rng = np.random.default_rng(seed)
-    if regions is None:
-        for _ in range(crops):
-            t, f = int(rng.integers(0, TIMES - 1)), int(rng.integers(0, 6))
-            oy, ox = (int(v) for v in rng.integers(0, span, 2))
-            yield t, f, oy, ox, CROP, 1
-        return
-    done = 0
-    while done < crops:
-        rows = regions.draw(rng, 0, TIMES - 1)
-        for t, f, ry, rx in {(int(r[0]), int(r[1]), int(r[4]), int(r[5])) for r in rows}:
-            top = N + 2 * HALO - regions.size  # a region lies inside the extended face
-            yield t, f, min(ry, top), min(rx, top), regions.size, regions.per_region
-        done += len(rows)
-
-
-def measure(root: Path, layout: str, regions: RegionPlan | None, crops: int) -> dict:
-    counter = ReadCounter(zarr.storage.LocalStore(root, read_only=True))
-    group = zarr.open_group(counter, mode="r")
-    stacked = not layout.startswith("per-channel")
-    arrays = (
-        [group["fields"], group["static"]]
-        if stacked
-        else [group[f"f{i}"] for i in range(CHANNELS)] + [group[f"s{i}"] for i in range(STATIC)]
-    )
-    counter.reset()
-    served = 0
-    for t, f, oy, ox, size, serves in boxes(regions, crops):
-        # the box inside the face (the halo's outer part lies on the neighbour faces)
-        y0, x0 = max(oy - HALO, 0), max(ox - HALO, 0)
-        y1, x1 = min(oy - HALO + size, N), min(ox - HALO + size, N)
-        if stacked:
-            arrays[0][t : t + 2, :, f, y0:y1, x0:x1]
-            arrays[1][:, f, y0:y1, x0:x1]
-        else:
-            for a in arrays[:CHANNELS]:
-                a[t : t + 2, f, y0:y1, x0:x1]
-            for a in arrays[CHANNELS:]:
-                a[f, y0:y1, x0:x1]
-        served += serves
-    reads = counter.reset()
-    delivered = served * 4 * CROP * CROP * (2 * CHANNELS + STATIC)
+    for first in range(0, crops, 8):  # batches of 8, as the DataLoader asks
+        data.__getitems__(list(range(first, min(first + 8, crops))))
+    reads = counters[0].reset()
+    delivered = crops * 4 * CROP * CROP * len(CHANNELS) * (steps + 1)
     return {
         "layout": layout,
+        "k": steps,
         "regions": None if regions is None else f"{regions.size} px, {regions.per_region} crops",
-        "crops": served,
-        "requests_per_crop": reads.requests / served,
+        "crops": crops,
+        "requests_per_crop": reads.requests / crops,
         "amplification": reads.bytes / delivered,
+        "mb_per_crop": reads.bytes / crops / 1e6,
     }
+
+
+def plans() -> list[RegionPlan | None]:
+    span = N + 2 * HALO - CROP + 1  # 129 origins a side
+    return [None] + [
+        RegionPlan.balanced(span, CROP, stride, per, WINDOW)
+        for stride, per in ((65, 4), (129, 8), (129, 16))
+    ]
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--record", action="store_true", help="benchmarks/results/crop_layouts.json")
+    ap.add_argument("--crops", type=int, default=16, help="crops read one by one (16)")
     a = ap.parse_args(argv)
-    span = N + 2 * HALO - CROP + 1  # 129 origins a side
-    plans = [None] + [
-        RegionPlan.balanced(span, CROP, stride, per, 16) for stride, per in ((65, 4), (129, 8))
-    ]
     report = []
     with tempfile.TemporaryDirectory() as tmp:
-        for layout in LAYOUTS:
-            root = Path(tmp) / layout.replace(" ", "_").replace(",", "")
-            write(root, layout)
-            for plan in plans:
-                report.append(measure(root, layout, plan, crops=64))
-                r = report[-1]
-                print(
-                    f"{layout:18s} {str(r['regions']):22s} {r['requests_per_crop']:7.2f} "
-                    f"requests/crop  amplification {r['amplification']:.2f}",
-                    flush=True,
-                )
+        for layout in ("variables", "stacked"):
+            root = Path(tmp) / f"{layout}.zarr"
+            write(root, layout, times=5)
+            for steps in (1, 4):
+                for plan in plans():
+                    crops = a.crops if plan is None else WINDOW * plan.per_region
+                    report.append(measure(root, layout, steps, plan, crops))
+                    r = report[-1]
+                    print(
+                        f"{layout:10s} k={steps} {str(r['regions']):18s} "
+                        f"{r['requests_per_crop']:7.2f} requests/crop  "
+                        f"amplification {r['amplification']:.2f}",
+                        flush=True,
+                    )
     if a.record:
         command = "python -m benchmarks.crop_layouts " + " ".join(argv or sys.argv[1:])
         save_record("crop_layouts", "crop_layouts", command, {"report": report})

@@ -46,6 +46,11 @@ class DataConfig:
     region_stride: int = 0
     region_crops: int = 4
     shuffle_regions: int = 16
+    # a local cache of the whole shards region reads fetch (data.shard_cache), for several
+    # epochs over an S3 store: a directory ("" for none) and its bound in GiB
+    cache_dir: str = ""
+    cache_gb: float = 10.0
+    max_in_flight: int = 16  # a lazily read sample's requests in flight at once
 
 
 @dataclass

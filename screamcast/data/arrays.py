@@ -11,11 +11,14 @@ All three answer the same two calls: ``array[sel]`` and ``await array.getitem(se
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import numpy as np
 
+from screamcast.data import stacked
 from screamcast.data.channels import split
+from screamcast.data.remote import StoreError
 
 SPATIAL = ("time", "face", "y", "x")
 
@@ -45,6 +48,76 @@ class ChannelArray:
         return await self.async_array.getitem(self._full(sel))
 
 
+class ReadUnit:
+    """Channels one read serves: a channel array alone, or several levels of one array (a 3-D
+    variable's levels, or a stacked store's channels) read once over their span and taken.
+
+    ``getitem(sel)`` gives ``(channels, *box)``. ``whole_shards``: a sharded array is read in
+    whole shards (the box widened to shard boundaries, then cut back): zarr reads a whole shard
+    in one request, a part of one as one request per inner chunk, one after another."""
+
+    def __init__(self, channels: list, whole_shards: bool = False):
+        first = self.first = channels[0]
+        self.levels = None if getattr(first, "level", None) is None else [c.level for c in channels]
+        if self.levels is not None:
+            self.array, self.axis = first.array, first.axis
+        self.whole_shards = (
+            whole_shards and self.levels is not None and self.array.shards is not None
+        )
+
+    def _selection(self, sel: tuple) -> tuple[tuple, tuple]:
+        """The array selection to read and the cut that gives the levels' span back."""
+        lo, hi = min(self.levels), max(self.levels) + 1
+        full = (*sel[: self.axis], slice(lo, hi), *sel[self.axis :])
+        if not self.whole_shards:
+            return full, tuple(slice(None) for s in full if isinstance(s, slice))
+        shards, shape = self.array.shards, self.array.shape
+        wide, cut = [], []
+        for s, sh, size in zip(full, shards, shape, strict=True):
+            if isinstance(s, slice):  # widened to shard boundaries, clipped to the array
+                a = s.start // sh * sh
+                wide.append(slice(a, min(-(-s.stop // sh) * sh, size)))
+                cut.append(slice(s.start - a, s.stop - a))
+            else:
+                wide.append(s)
+        return tuple(wide), tuple(cut)
+
+    def _take(self, values: np.ndarray, sel: tuple, cut: tuple) -> np.ndarray:
+        values = values[cut]
+        axis = sum(isinstance(s, slice) for s in sel[: self.axis])  # the channel axis here
+        picked = np.take(values, np.array(self.levels) - min(self.levels), axis=axis)
+        return np.moveaxis(picked, axis, 0)  # (channels, *box)
+
+    async def getitem(self, sel: tuple, shared: dict | None = None) -> np.ndarray:
+        """``shared``: reads already in flight by their selection (one dict per sample), so
+        that two boxes in the same shards (a face's edge and its corner) fetch them once."""
+        if self.levels is None:  # one channel of its own array (or in memory)
+            return (await self.first.getitem(sel))[None]
+        full, cut = self._selection(sel)
+        if shared is None:
+            return self._take(await self.array.async_array.getitem(full), sel, cut)
+        key = (self.array.path, *((s.start, s.stop) if isinstance(s, slice) else s for s in full))
+        if key not in shared:
+            shared[key] = asyncio.ensure_future(self.array.async_array.getitem(full))
+        return self._take(await shared[key], sel, cut)
+
+
+def read_units(
+    arrays: dict[str, ChannelArray], names: list[str], whole_shards: bool = False
+) -> list[tuple[list[str], ReadUnit]]:
+    """``names`` grouped into :class:`ReadUnit` s, in first-seen order: the levels of one array
+    (a 3-D variable, a stack) share one read."""
+    groups: dict[tuple, list[str]] = {}
+    for name in names:
+        a = arrays[name]
+        level = getattr(a, "level", None)
+        key = (a.array.path, a.axis) if level is not None else (name,)
+        groups.setdefault(key, []).append(name)
+    return [
+        (group, ReadUnit([arrays[n] for n in group], whole_shards)) for group in groups.values()
+    ]
+
+
 class InMemoryArray:
     """A numpy array with the same two calls (a column store's channel, mapped once)."""
 
@@ -63,10 +136,22 @@ def is_column_store(group: Any) -> bool:
 
 
 def channel_arrays(group: Any, names: list[str], url: str) -> dict[str, ChannelArray]:
-    """``{channel: ChannelArray}`` of a native store's zarr group."""
+    """``{channel: ChannelArray}`` of a native store's zarr group (per-variable or stacked)."""
+    spec = group.attrs.get(stacked.ATTR)
+    opened: dict[str, Any] = {}  # one zarr array per store array, however many channels
     out = {}
     for name in names:
         var, level = split(name)
+        if spec:  # every channel is an index along the stack's channel axis
+            where = stacked.stack_index(spec, var, level)
+            if where is None:
+                have = ", ".join(stacked.channel_names(sum(spec.values(), [])))
+                raise StoreError(f"store {url} has no channel '{name}' (it has: {have})")
+            if where[0] not in opened:
+                opened[where[0]] = group[where[0]]
+            array = opened[where[0]]
+            out[name] = ChannelArray(array, where[1], dimension_names(array).index("channel"))
+            continue
         array = group[var]
         axis = 1
         if level is not None:

@@ -143,3 +143,10 @@ def in_model_calendar(reference: xr.Dataset, calendar: str, name: str) -> xr.Dat
     out.attrs["reference_calendar"] = calendar_of(reference["time"].values)
     out.attrs["reference_dropped"] = int((~kept).sum())  # Feb 29 of a Gregorian reference
     return out
+
+
+def decode_group_time(group) -> np.ndarray:
+    """CF-decode the ``time`` array of a zarr group to cftime, in the store's calendar (no
+    xarray open of the whole store)."""
+    var = xr.Variable(("time",), group["time"][:], dict(group["time"].attrs))
+    return DECODER.decode(var).values

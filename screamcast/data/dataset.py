@@ -23,7 +23,13 @@ import torch
 import zarr
 from zarr.core.sync import sync
 
-from screamcast.data.arrays import channel_arrays, in_memory_arrays, is_column_store
+from screamcast.data.arrays import (
+    channel_arrays,
+    in_memory_arrays,
+    is_column_store,
+    read_units,
+)
+from screamcast.data.calendar import decode_group_time
 from screamcast.data.crops import assemble, plan_crop
 from screamcast.data.forcing import (
     cos_zenith_from_terms,
@@ -34,6 +40,7 @@ from screamcast.data.forcing import (
 from screamcast.data.in_memory import InMemoryExtendedFaces
 from screamcast.data.region_sampler import RegionPlan, region_plan
 from screamcast.data.remote import StoreError, with_retries, zarr_store
+from screamcast.data.shard_cache import cache_wrapper
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
 
@@ -83,6 +90,8 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         store_wrapper: Any = None,
         solar_time: bool = False,
         regions: RegionPlan | None = None,
+        whole_shards: bool | None = None,
+        max_in_flight: int = 16,
     ):
         P = layout.padded
         if not 0 < crop <= P:
@@ -102,6 +111,12 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         # crops drawn a region at a time (region_sampler): each fetched region is cut into
         # regions.per_region crops, kept until its window of crops is done
         self.regions = regions
+        # a sharded store is read in whole shards (one request each) when crops come from
+        # regions (default), in parts (a request per inner chunk) otherwise
+        self.whole_shards = regions is not None if whole_shards is None else whole_shards
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
+        self.max_in_flight = max_in_flight  # a sample's reads in flight at once
         self._region_cache: OrderedDict[tuple, dict] = OrderedDict()
         # (global batch G, world): index step * G + rank + j * world is rank's (StepBatches);
         # with regions each rank draws whole regions of its own, so no two ranks read one
@@ -111,7 +126,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         self._draws: dict[tuple[int, int], list] = {}
         self._arrays: dict[str, Any] = {}
         if times is None:
-            times = _decode_time(zarr.open_group(zarr_store(url, storage_options), mode="r"))
+            times = decode_group_time(zarr.open_group(zarr_store(url, storage_options), mode="r"))
         self.times = times
         lo, hi = time_range or (0, len(times))
         self.t_lo, self.t_hi = lo, hi - steps  # start times whose targets lie inside the range
@@ -152,6 +167,8 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
             in_memory=data.in_memory,
             solar_time=data.solar_time,
             regions=region_plan(data, layout.padded) if not valid else None,
+            store_wrapper=cache_wrapper(data),
+            max_in_flight=getattr(data, "max_in_flight", 16),
         )
 
     @cached_property
@@ -270,18 +287,29 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
                 yield (*lead, g, ys, xs)
 
         groups = self._groups()
-        nb = 1 + len(plan.boxes)  # boxes per variable
+        nb = 1 + len(plan.boxes)  # boxes per read unit
+        # the channels one read serves (a stacked store: all of them; else one array each)
+        units = [read_units(arrays, g, self.whole_shards) for g, _ in groups]
+        limit = asyncio.Semaphore(self.max_in_flight)  # requests in flight at once
+        shared: dict = {}  # whole-shard reads by selection: two boxes in one shard read it once
 
-        async def get(v, sel):
+        async def get(names, unit, sel):
             try:
-                return await arrays[v].getitem(sel)
+                async with limit:
+                    return await unit.getitem(sel, shared)  # (channels, [k + 1,] h, w)
             except Exception as err:  # say which read failed: s3fs's errors name no key
-                err.add_note(f"reading '{v}'{_region(sel)} of store {self.url}")
+                which = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+                err.add_note(f"reading '{which}'{_region(sel)} of store {self.url}")
                 raise
 
         async def fetch():
-            sels = ((v, sel) for g, static in groups for v in g for sel in selections(static))
-            tasks = [asyncio.ensure_future(get(v, sel)) for v, sel in sels]
+            jobs = (
+                (names, unit, sel)
+                for (_, static), group_units in zip(groups, units, strict=True)
+                for names, unit in group_units
+                for sel in selections(static)
+            )
+            tasks = [asyncio.ensure_future(get(*job)) for job in jobs]
             try:
                 return await asyncio.gather(*tasks)
             except BaseException:  # one read failed: stop the others before a retry
@@ -293,11 +321,16 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         # s3fs and botocore retry each request first; a sample whose reads still fail with a
         # transient error (throttling, 5xx, timeouts) is read again, with backoff
         what = f"store {self.url}, crop (time {t}, face {face}, y {oy}, x {ox})"
-        parts = with_retries(lambda: sync(fetch()), what, self.retries, self.backoff)
+        parts = iter(with_retries(lambda: sync(fetch()), what, self.retries, self.backoff))
         out = {}
-        for group, _ in groups:  # variable-major parts -> per box, (V, [k + 1,] h, w)
-            mine, parts = parts[: len(group) * nb], parts[len(group) * nb :]
-            inner, *boxes = (np.stack(mine[i::nb]) for i in range(nb))
+        for (group, _), group_units in zip(groups, units, strict=True):
+            read = [name for names, _ in group_units for name in names]  # the units' order
+            per_box = [[] for _ in range(nb)]
+            for _ in group_units:
+                for box in per_box:
+                    box.append(next(parts))
+            order = [read.index(v) for v in group]
+            inner, *boxes = (np.concatenate(b)[order] for b in per_box)  # (V, [k + 1,] h, w)
             values = assemble(plan, inner, boxes, size)  # (V, [k + 1,] S, S)
             if not np.isfinite(values).all():
                 for var, crop in zip(group, values, strict=True):
@@ -371,13 +404,3 @@ def _region(sel: tuple) -> str:
     """``[3:5, 1, 0:8, 4:12]`` for a tuple of ints and slices."""
     parts = (f"{s.start}:{s.stop}" if isinstance(s, slice) else str(s) for s in sel)
     return f"[{', '.join(parts)}]"
-
-
-def _decode_time(group: Any) -> np.ndarray:
-    """CF-decode the ``time`` array of a zarr group to cftime, in the store's calendar."""
-    import xarray as xr
-
-    from screamcast.data.calendar import DECODER
-
-    var = xr.Variable(("time",), group["time"][:], dict(group["time"].attrs))
-    return DECODER.decode(var).values

@@ -20,6 +20,7 @@ import xarray as xr
 from screamcast.data.calendar import DECODER, CalendarError, calendar_of, seconds
 from screamcast.data.channels import ChannelError, expand, with_channels
 from screamcast.data.remote import StoreError, with_retries, zarr_store
+from screamcast.data.stacked import unstack
 from screamcast.grid.cubed_sphere import CubedSphereGrid
 from screamcast.grid.ncol import (
     TOLERANCE_CELLS,
@@ -73,6 +74,7 @@ def open_store(
         raise StoreError(
             f"store {url} cannot be opened as zarr: {type(err).__name__}: {err}"
         ) from err
+    ds = unstack(ds)  # a stacked store (data.stacked): its variables, as views of the stack
     if not ds.data_vars:
         raise StoreError(f"store {url} is empty: it has no variables")
     if ds.attrs.get("ingest_complete") is False:

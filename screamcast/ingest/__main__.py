@@ -33,7 +33,19 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--levels", default="", help="without --layers: the level indices to keep")
     p.add_argument("--block", type=int, default=8, help="times per task (bounds worker memory)")
-    p.add_argument("--chunk", type=int, default=128, help="chunk side in cells (default 128)")
+    p.add_argument(
+        "--chunk", type=int, default=128, help="(inner) chunk side in cells (default 128)"
+    )
+    p.add_argument(
+        "--layout",
+        choices=("stacked", "variables"),
+        default="stacked",
+        help="stacked (default): every channel in one array, sharded for training crops "
+        "(docs/data.md); variables: one array per variable",
+    )
+    p.add_argument(
+        "--shard", type=int, default=512, help="stacked: shard side in cells (default 512)"
+    )
     p.add_argument("--pg", type=int, default=2, help="cells per element edge without ne/fv_nphys")
     p.add_argument("--workers", type=int, default=None, help="local Dask workers (0: in-process)")
     p.add_argument("--scheduler", default="", help="run on an existing Dask cluster (address)")
@@ -55,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             levels=[int(v) for v in a.levels.split(",") if v],
             block=a.block,
             chunk=a.chunk,
+            layout=a.layout,
+            shard=a.shard,
             pg=a.pg,
             workers=a.workers,
             scheduler=a.scheduler,

@@ -41,6 +41,7 @@ class Plan:
     storage_options: dict | None
     marker_dir: str  # where the done-markers go
     block: int  # times per block
+    layout: str = "stacked"  # "stacked" (screamcast.data.stacked) or "variables"
 
     def blocks(self) -> list[tuple[int, int]]:
         T = len(self.catalogue.times)
@@ -146,13 +147,24 @@ def process(plan: Plan, t0: int, t1: int) -> dict:
 
 
 def _write(plan: Plan, fields: dict[str, np.ndarray], t0: int, t1: int) -> None:
+    """The block's times of every output: one write of the stack (every shard of these times
+    written whole, once), or one per variable."""
     import zarr
 
+    from screamcast.data import stacked
     from screamcast.ingest.store import writable
 
     group = zarr.open_group(writable(plan.store, plan.storage_options), mode="r+")
-    for name, values in fields.items():
-        group[name][t0:t1] = values
+    spec = group.attrs.get(stacked.ATTR)
+    if spec is None:
+        for name, values in fields.items():
+            group[name][t0:t1] = values
+        return
+    entries = spec[stacked.FIELDS]
+    stack = np.empty((t1 - t0, entries[-1][2], *next(iter(fields.values())).shape[-3:]), "f4")
+    for name, start, stop, _, _ in entries:  # (t, [L,] 6, n, n) -> (t, L, 6, n, n)
+        stack[:, start:stop] = fields[name].reshape(t1 - t0, stop - start, *stack.shape[2:])
+    group[stacked.FIELDS][t0:t1] = stack  # (t, C, 6, n, n)
 
 
 def marker_path(plan: Plan, t0: int) -> str:

@@ -34,7 +34,9 @@ class IngestOptions:
     layers: str = ""  # "8" (equal thickness) or "0,10,...,72" (interface indices)
     levels: list[int] = field(default_factory=list)  # without layers: the levels kept
     block: int = 8  # times per task
-    chunk: int = 128  # chunk side (cells) of the store
+    chunk: int = 128  # chunk side (cells) of the store (the stack's inner chunks)
+    layout: str = "stacked"  # "stacked" (every channel in one sharded array) or "variables"
+    shard: int = 512  # stacked: shard side (cells), one shard per face, time and block of it
     pg: int = 2
     workers: int | None = None  # LocalCluster processes (None: one per core; 0: in-process)
     scheduler: str = ""  # an existing Dask scheduler's address
@@ -86,6 +88,11 @@ def _layers(cat, spec: str) -> tuple[list[int], str]:
 
 def ingest(options: IngestOptions) -> dict:
     """Run (or resume) an ingestion; returns a summary (blocks, seconds, MB read)."""
+    if options.layout not in ("stacked", "variables"):
+        raise IngestError(f"--layout must be 'stacked' or 'variables', got {options.layout!r}")
+    for key in ("chunk", "shard", "block"):
+        if getattr(options, key) < 1:
+            raise IngestError(f"--{key} must be a positive number, got {getattr(options, key)}")
     cat = scan(
         options.sources,
         options.variables or None,
@@ -105,6 +112,7 @@ def ingest(options: IngestOptions) -> dict:
         options.storage_options or None,
         f"{options.output.rstrip('/')}/.ingest",
         options.block,
+        options.layout,
     )
     want = st.fingerprint(plan, asdict(options))
     state = st.existing_state(options.output, plan.storage_options, want)
@@ -122,7 +130,7 @@ def ingest(options: IngestOptions) -> dict:
             "ingest_options": want,
             "history": f"screamcast.ingest {json.dumps(asdict(options))}",
         }
-        st.create(plan, attrs, options.chunk, _coordinates(plan))
+        st.create(plan, attrs, options.chunk, _coordinates(plan), options.shard)
     done = _finished(plan)
     todo = [b for b in plan.blocks() if b[0] not in done]
     t0 = time.perf_counter()

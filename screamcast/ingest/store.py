@@ -16,6 +16,7 @@ import json
 import numpy as np
 
 from screamcast import __version__
+from screamcast.data import stacked
 from screamcast.data.calendar import encode
 from screamcast.ingest.blocks import Plan
 from screamcast.ingest.sources import IngestError
@@ -34,7 +35,10 @@ def writable(url: str, storage_options: dict | None = None):
 
 def fingerprint(plan: Plan, options: dict) -> str:
     """What makes two ingestions the same: the sorted files and the options that shape data."""
-    keep = {k: options[k] for k in ("variables", "layers", "levels", "block", "chunk", "pg")}
+    keep = {
+        k: options[k]
+        for k in ("variables", "layers", "levels", "block", "chunk", "pg", "layout", "shard")
+    }
     return json.dumps({"files": plan.catalogue.files, **keep}, sort_keys=True)
 
 
@@ -78,12 +82,16 @@ def _canonical(url: str) -> str:
     return url if "://" in url else str(Path(url).resolve())
 
 
-def create(plan: Plan, attrs: dict, chunk: int, coords: dict) -> None:
-    """Every array of the store, NaN-filled, with coordinates and attrs (incomplete)."""
+def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 512) -> None:
+    """Every array of the store, NaN-filled, with coordinates and attrs (incomplete).
+
+    ``plan.layout == "stacked"`` (the default): one ``fields (time, channel, face, y, x)``
+    array, inner chunks ``chunk`` a side holding every channel, shards of ``shard`` a side per
+    face and time (:mod:`screamcast.data.stacked`); ``"variables"``: an array per variable,
+    chunks ``chunk`` a side."""
     import zarr
 
     cat, n = plan.catalogue, plan.catalogue.grid.n
-    c = min(chunk, n)
     group = zarr.open_group(writable(plan.store, plan.storage_options), mode="w-")
     T = len(cat.times)
     for name, (dim, values, _) in coords.items():
@@ -92,19 +100,27 @@ def create(plan: Plan, attrs: dict, chunk: int, coords: dict) -> None:
         )
         arr[:] = values
         arr.attrs.update(coords[name][2])
+    variables = []  # (name, channels, level dim, attrs) in the store's order
     for name, (src, _) in plan.outputs.items():
-        level_dim, attrs_v = plan.level_dims.get(name), cat.attrs.get(src, {})
-        lead = (T,) if level_dim is None else (T, coords[level_dim][1].size)
-        dims = ["time"] + ([] if level_dim is None else [level_dim]) + ["face", "y", "x"]
-        arr = group.create_array(
-            name,
-            shape=(*lead, 6, n, n),
-            chunks=(1,) * len(lead) + (1, c, c),
-            dtype="float32",
-            fill_value=np.nan,
-            dimension_names=dims,
-        )
-        arr.attrs.update(attrs_v)
+        level_dim = plan.level_dims.get(name)
+        count = 1 if level_dim is None else coords[level_dim][1].size
+        variables.append((name, count, level_dim, cat.attrs.get(src, {})))
+    if plan.layout == "stacked":
+        stacked.create_stack(group, stacked.stack_spec(variables), T, n, chunk, shard)
+    else:
+        c = min(chunk, n)
+        for name, count, level_dim, attrs_v in variables:
+            lead = (T,) if level_dim is None else (T, count)
+            dims = ["time"] + ([] if level_dim is None else [level_dim]) + ["face", "y", "x"]
+            arr = group.create_array(
+                name,
+                shape=(*lead, 6, n, n),
+                chunks=(1,) * len(lead) + (1, c, c),
+                dtype="float32",
+                fill_value=np.nan,
+                dimension_names=dims,
+            )
+            arr.attrs.update(attrs_v)
     counts, units, calendar = encode(cat.times)
     t = group.create_array("time", shape=(T,), dtype="int64", dimension_names=["time"])
     t[:] = counts

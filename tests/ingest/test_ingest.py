@@ -18,6 +18,7 @@ import pytest
 import xarray as xr
 
 from screamcast.data.calendar import DECODER
+from screamcast.data.stacked import unstack
 from screamcast.data.stats import compute_stats
 from screamcast.data.store import StoreError, open_store
 from screamcast.data.synthetic_e3sm import write_history
@@ -42,6 +43,11 @@ def eam(tmp_path_factory):
 @pytest.fixture(scope="module")
 def eamxx(tmp_path_factory):
     return write_history(tmp_path_factory.mktemp("eamxx"), "eamxx", files=3)
+
+
+def opened(path):
+    """An ingested store as xarray sees it, its stack (the default layout) unstacked."""
+    return unstack(xr.open_zarr(path, decode_times=DECODER, chunks=None))
 
 
 def files_in_order(paths):
@@ -83,7 +89,7 @@ def test_eam_cdf5_files_become_a_cube_store(eam, tmp_path):
 
 def test_eamxx_layers_conserve_the_column_and_winds_split(eamxx, tmp_path):
     run(eamxx, tmp_path / "s.zarr", layers="0,2,5,8")
-    ds = xr.open_zarr(tmp_path / "s.zarr", decode_times=DECODER, chunks=None)
+    ds = opened(tmp_path / "s.zarr")
     assert set(ds.data_vars) == {"T_mid", "qv", "u", "v", "ps"} and ds.sizes["layer"] == 3
     src = xr.open_mfdataset(
         [str(p) for p in eamxx], decode_times=DECODER, combine="by_coords", data_vars="minimal"
@@ -141,8 +147,8 @@ def test_a_killed_ingestion_resumes_to_the_same_store(eam, tmp_path):
     with pytest.raises(StoreError, match="still being written"):
         open_store(tmp_path / "k.zarr", None, ["T"], n=8)
     assert subprocess.run(cmd, cwd=Path(__file__).resolve().parents[2]).returncode == 0
-    a = xr.open_zarr(whole, decode_times=DECODER, chunks=None)
-    b = xr.open_zarr(tmp_path / "k.zarr", decode_times=DECODER, chunks=None)
+    a = opened(whole)
+    b = opened(tmp_path / "k.zarr")
     for v in a.data_vars:
         np.testing.assert_array_equal(a[v].values, b[v].values)
     assert a.attrs["normalisation"] == b.attrs["normalisation"]
@@ -152,8 +158,8 @@ def test_a_killed_ingestion_resumes_to_the_same_store(eam, tmp_path):
 def test_a_dask_local_cluster_writes_the_same_store(eam, tmp_path):
     run(eam, tmp_path / "a.zarr")
     run(eam, tmp_path / "b.zarr", workers=2)  # a real distributed.LocalCluster, 2 processes
-    a = xr.open_zarr(tmp_path / "a.zarr", decode_times=DECODER, chunks=None)
-    b = xr.open_zarr(tmp_path / "b.zarr", decode_times=DECODER, chunks=None)
+    a = opened(tmp_path / "a.zarr")
+    b = opened(tmp_path / "b.zarr")
     for v in a.data_vars:
         np.testing.assert_array_equal(a[v].values, b[v].values)
     assert a.attrs["normalisation"] == b.attrs["normalisation"]
@@ -163,7 +169,7 @@ def test_gaps_overlaps_and_bad_files_are_named(eam, eamxx, tmp_path):
     with pytest.raises(IngestError, match=r"h0.2020-03-01-00.nc: times jump from .* a gap"):
         run([eam[0], eam[2]], tmp_path / "g.zarr")
     run([eam[0], eam[2]], tmp_path / "g.zarr", allow_gaps=True)
-    g = xr.open_zarr(tmp_path / "g.zarr", decode_times=DECODER, chunks=None)
+    g = opened(tmp_path / "g.zarr")
     assert g.sizes["time"] == 12 and np.isnan(g["T"].values[4:8]).all()
     assert len(g.attrs["missing_times"]) == 4
     copy = tmp_path / "copy.nc"
@@ -249,7 +255,7 @@ def test_the_ingested_store_trains_and_rolls_out(eam, tmp_path):
     assert desc["stats"]["mean"]["T[2]"] == stored["mean"]["T[2]"]  # no statistics pass
     out = tmp_path / "out.zarr"
     assert cli.main(args(run_dir / "latest.pth", store, out, steps=2)) == 0
-    ds = xr.open_zarr(out, decode_times=DECODER, chunks=None)
+    ds = opened(out)
     assert ds["T"].dims == ("time", "layer", "face", "y", "x") and ds.attrs["grid"] == "ne4pg2"
     assert np.isfinite(ds["T"].values).all() and ds.attrs["calendar"] == "noleap"
 
@@ -263,7 +269,70 @@ def test_zarr_history_is_read_like_netcdf(eamxx, tmp_path):
         zarrs.append(z)
     run(zarrs, tmp_path / "from_zarr.zarr")
     run(eamxx, tmp_path / "from_nc.zarr")
-    a = xr.open_zarr(tmp_path / "from_zarr.zarr", decode_times=DECODER, chunks=None)
-    b = xr.open_zarr(tmp_path / "from_nc.zarr", decode_times=DECODER, chunks=None)
+    a = opened(tmp_path / "from_zarr.zarr")
+    b = opened(tmp_path / "from_nc.zarr")
     for v in ("T_mid", "u", "v", "ps"):
         np.testing.assert_array_equal(a[v].values, b[v].values)
+
+
+def test_the_stacked_layout_reads_as_the_per_variable_one(eam, tmp_path):
+    """The default layout (every channel in one sharded array) against one array per variable:
+    the same dataset through open_store, and the same training crops, lazily and from regions,
+    with a fraction of the requests (counted by ReadCounter)."""
+    import zarr
+
+    from screamcast.data.dataset import CropDataset
+    from screamcast.data.read_counter import ReadCounter
+    from screamcast.data.region_sampler import RegionPlan
+    from screamcast.grid import TileLayout
+
+    run(eam, tmp_path / "stacked.zarr", chunk=4, shard=8)
+    run(eam, tmp_path / "variables.zarr", layout="variables", chunk=4)
+    fields = zarr.open_group(tmp_path / "stacked.zarr", mode="r")["fields"]
+    assert fields.shape == (12, 34, 6, 8, 8)  # T, U, V, Q on 8 levels + PS, PRECT
+    assert fields.shards == (1, 34, 1, 8, 8) and fields.chunks == (1, 34, 1, 4, 4)
+    a = open_store(tmp_path / "stacked.zarr", None, ["T", "PS", "U"], n=8)
+    b = open_store(tmp_path / "variables.zarr", None, ["T", "PS", "U"], n=8)
+    assert "fields" not in a and a["T"].dims == b["T"].dims
+    for v in ("T", "PS", "U", "T[3]", "PRECT"):
+        np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
+        assert a[v].attrs == b[v].attrs, v
+    np.testing.assert_array_equal(a["lev"].values, b["lev"].values)
+    assert a.attrs["normalisation"] == b.attrs["normalisation"]
+
+    layout = TileLayout(PhysicsGrid(4, 2), 4, 2)  # extended faces of 12, crops of 6
+    channels = ["T[0]", "T[7]", "PS", "U[2]", "V[5]", "Q[1]"]
+    for regions in (None, RegionPlan.balanced(layout.padded - 6 + 1, 6, 7, 4, 4)):
+        crops, requests = {}, {}
+        for name in ("stacked", "variables"):
+            counter = []
+
+            def wrap(store, counter=counter):
+                counter.append(ReadCounter(store))
+                return counter[-1]
+
+            data = CropDataset(
+                str(tmp_path / f"{name}.zarr"),
+                layout,
+                channels,
+                ["PRECT"],
+                crop=6,
+                samples=32,
+                store_wrapper=wrap,
+                regions=regions,
+            )
+            crops[name] = data.__getitems__(list(range(32)))
+            requests[name] = counter[0].reset().requests / 32
+        for x, y in zip(crops["stacked"], crops["variables"], strict=True):
+            for key in x:
+                np.testing.assert_array_equal(x[key].numpy(), y[key].numpy(), err_msg=key)
+        if regions is not None:  # whole shards, all channels at once: ~1/5 of the requests
+            assert requests["stacked"] < 0.3 * requests["variables"], requests
+
+
+def test_bad_layout_options_are_refused(eam, tmp_path):
+    with pytest.raises(IngestError, match="--layout must be 'stacked' or 'variables'"):
+        run(eam, tmp_path / "x.zarr", layout="stack")
+    with pytest.raises(IngestError, match="--shard must be a positive number, got 0"):
+        run(eam, tmp_path / "x.zarr", shard=0)
+    assert not (tmp_path / "x.zarr").exists()
