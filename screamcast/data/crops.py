@@ -26,8 +26,9 @@ class CropPlan:
     inner_at: tuple[slice, slice]  # where it lands in the crop
     ring_at: np.ndarray  # (Q,) flat positions in the (S, S) crop of its ring pixels
     boxes: tuple[tuple[int, slice, slice], ...]  # (face, ys, xs) of KNN sources
-    box_index: tuple[np.ndarray, ...]  # per box: (Q, k) flat positions into the box (0 if none)
-    box_weights: tuple[np.ndarray, ...]  # per box: (Q, k) the KNN weights, 0 where not its own
+    box_rows: tuple[np.ndarray, ...]  # per box: (Qb,) the ring pixels with a source in it
+    box_index: tuple[np.ndarray, ...]  # per box: (Qb, k) flat positions into it (0 if none)
+    box_weights: tuple[np.ndarray, ...]  # per box: (Qb, k) the KNN weights, 0 where not its own
 
 
 def plan_crop(geo: ExtendedFaceGeometry, face: int, oy: int, ox: int, size: int) -> CropPlan:
@@ -42,17 +43,28 @@ def plan_crop(geo: ExtendedFaceGeometry, face: int, oy: int, ox: int, size: int)
     src = L.ring_sources[rows[mask]]  # (Q, k) flat into (6, n, n)
     sf, sy, sx = src // (n * n), (src // n) % n, src % n
     weights = L.ring_weights[rows[mask]]  # (Q, k)
-    boxes, index, box_weights = [], [], []
+    boxes, box_rows, index, box_weights = [], [], [], []
     for g in np.unique(sf):
-        sel = sf == g
+        sel = sf == g  # (Q, k)
         ys = slice(int(sy[sel].min()), int(sy[sel].max()) + 1)
         xs = slice(int(sx[sel].min()), int(sx[sel].max()) + 1)
         width = xs.stop - xs.start
+        own = np.flatnonzero(sel.any(axis=1))  # only these pixels take a share of this box
         boxes.append((int(g), ys, xs))
-        index.append(np.where(sel, (sy - ys.start) * width + (sx - xs.start), 0))
-        box_weights.append(np.where(sel, weights, 0.0))
+        box_rows.append(own)
+        index.append(np.where(sel, (sy - ys.start) * width + (sx - xs.start), 0)[own])
+        box_weights.append(np.where(sel, weights, 0.0)[own])
     ring_at = np.flatnonzero(mask)
-    return CropPlan(face, inner, inner_at, ring_at, tuple(boxes), tuple(index), tuple(box_weights))
+    return CropPlan(
+        face,
+        inner,
+        inner_at,
+        ring_at,
+        tuple(boxes),
+        tuple(box_rows),
+        tuple(index),
+        tuple(box_weights),
+    )
 
 
 def assemble(plan: CropPlan, inner: np.ndarray, boxes: list[np.ndarray], size: int) -> np.ndarray:
@@ -62,7 +74,9 @@ def assemble(plan: CropPlan, inner: np.ndarray, boxes: list[np.ndarray], size: i
     out[(..., *plan.inner_at)] = inner
     if plan.boxes:
         ring = np.zeros((*lead, plan.ring_at.size), dtype=np.float64)
-        for box, idx, w in zip(boxes, plan.box_index, plan.box_weights, strict=True):
-            ring += (box.reshape(*lead, -1)[..., idx] * w).sum(-1)  # (..., Q, k) -> (..., Q)
+        for box, rows, idx, w in zip(
+            boxes, plan.box_rows, plan.box_index, plan.box_weights, strict=True
+        ):  # each box adds only to its own pixels: the same sums, a quarter of the work
+            ring[..., rows] += (box.reshape(*lead, -1)[..., idx] * w).sum(-1)  # (..., Qb, k)
         out.reshape(*lead, size * size)[..., plan.ring_at] = ring
     return out

@@ -4,6 +4,8 @@
 
 import json
 
+import pytest
+
 import benchmarks.harness as harness
 from benchmarks import bench_halo
 
@@ -69,3 +71,19 @@ def test_crop_layouts_benchmark_counts_each_layout(tmp_path, monkeypatch):
     assert stacked_grouped["requests_per_crop"] < 2.0 < one["requests_per_crop"]
     assert grouped["amplification"] < one["amplification"]
     assert stacked_grouped["amplification"] < stacked_one["amplification"]
+
+
+def test_the_data_projection_is_the_stated_arithmetic():
+    """Supply = min(5,500 GET/s / requests, 12.5 GB/s / bytes); demand = 8 x 989 TFLOP/s x 0.4
+    / (3 x forward FLOPs x k); the large model's forward on a 40-channel 192 crop counted."""
+    from benchmarks import data_projection as dp
+
+    flops = dp.forward_flops()
+    assert 1e11 < flops < 1e12  # a 128-wide 3-level U-Net on 192 x 192
+    row = {"layout": "x", "k": 4, "regions": None, "requests_per_crop": 2.0, "mb_per_crop": 25.0}
+    (r,) = dp.project([row])
+    assert r["crops_per_s_by_requests"] == 2750.0
+    assert r["crops_per_s_by_network"] == 500.0
+    demand = 8 * 989e12 * 0.4 / (3 * flops * 4)
+    assert r["crops_per_s_consumed"] == pytest.approx(demand, rel=1e-12)
+    assert r["supply_over_demand"] == pytest.approx(500.0 / demand, rel=1e-12)
