@@ -39,7 +39,7 @@ from screamcast.data.read_counter import ReadCounter
 from screamcast.data.region_sampler import RegionPlan
 from screamcast.grid import PhysicsGrid, TileLayout
 
-N, TILE, HALO, CHUNK = 256, 128, 32, 128
+N, TILE, HALO, CHUNK, SHARD = 256, 128, 32, 128, 512
 CROP = TILE + 2 * HALO  # 192
 THREE_D, TWO_D, LEVELS = ("T", "q", "u", "v"), tuple(f"f{i}" for i in range(8)), 8
 WINDOW = 4  # regions shuffled together (and kept): a case reads whole windows of crops
@@ -61,7 +61,7 @@ def write(root: Path, layout: str, times: int) -> None:
         spec = stacked.stack_spec(
             [(v, LEVELS, "lev", {}) for v in THREE_D] + [(v, 1, None, {}) for v in TWO_D]
         )
-        array = stacked.create_stack(group, spec, times, N, CHUNK, 512)
+        array = stacked.create_stack(group, spec, times, N, CHUNK, SHARD)
         for i in range(times):  # (1, C, 6, n, n): every shard of a time written once
             array[i : i + 1] = rng.standard_normal((1, len(CHANNELS), 6, N, N), np.float32)
         return
@@ -102,6 +102,8 @@ def measure(root: Path, layout: str, steps: int, regions: RegionPlan | None, cro
     delivered = crops * 4 * CROP * CROP * len(CHANNELS) * (steps + 1)
     return {
         "layout": layout,
+        "n": N,
+        "shard": SHARD if layout == "stacked" else None,
         "k": steps,
         "regions": None if regions is None else f"{regions.size} px, {regions.per_region} crops",
         "crops": crops,
@@ -112,21 +114,31 @@ def measure(root: Path, layout: str, steps: int, regions: RegionPlan | None, cro
 
 
 def plans() -> list[RegionPlan | None]:
-    span = N + 2 * HALO - CROP + 1  # 129 origins a side
+    span = N + 2 * HALO - CROP + 1  # 129 origins a side (n = 256)
+    if N > 256:  # regions smaller than a face, over shards smaller than a face
+        return [RegionPlan.balanced(span, CROP, s, per, WINDOW) for s, per in STRIDES]
     return [None] + [
         RegionPlan.balanced(span, CROP, stride, per, WINDOW)
         for stride, per in ((65, 4), (129, 8), (129, 16))
     ]
 
 
+STRIDES = ((129, 8), (129, 16), (193, 16))  # --n 512: blocks of 128/129 and 192/193 origins
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--record", action="store_true", help="benchmarks/results/crop_layouts.json")
     ap.add_argument("--crops", type=int, default=16, help="crops read one by one (16)")
+    ap.add_argument(
+        "--n", type=int, default=256, help="512: the stacked layout only, shards of 256 (4 a face)"
+    )
     a = ap.parse_args(argv)
+    global N, SHARD
+    N, SHARD = a.n, 512 if a.n <= 256 else 256
     report = []
     with tempfile.TemporaryDirectory() as tmp:
-        for layout in ("variables", "stacked"):
+        for layout in ("variables", "stacked") if N <= 256 else ("stacked",):
             root = Path(tmp) / f"{layout}.zarr"
             write(root, layout, times=5)
             for steps in (1, 4):
@@ -142,7 +154,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                     )
     if a.record:
         command = "python -m benchmarks.crop_layouts " + " ".join(argv or sys.argv[1:])
-        save_record("crop_layouts", "crop_layouts", command, {"report": report})
+        name = "crop_layouts" if N <= 256 else f"crop_layouts_n{N}"
+        save_record(name, "crop_layouts", command, {"report": report, "n": N, "shard": SHARD})
     print(json.dumps(report, indent=1))
     return report
 
