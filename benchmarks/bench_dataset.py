@@ -19,7 +19,7 @@ from pathlib import Path
 
 import zarr
 
-from benchmarks.harness import Result, interleaved
+from benchmarks.harness import Result, interleaved, moto_bucket
 from screamcast.data.crops import plan_crop
 from screamcast.data.dataset import CropDataset
 from screamcast.data.remote import zarr_store
@@ -91,23 +91,10 @@ def run(quick: bool = False):
 
 
 def _s3_case(local: Path, layout, crop, batches):
-    import socket
-
-    import boto3
     import xarray as xr
-    from moto.server import ThreadedMotoServer
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    server, options = moto_bucket()
     try:
-        options = {"endpoint_url": f"http://127.0.0.1:{port}", "key": "k", "secret": "s"}
-        creds = dict(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
-        boto3.client("s3", endpoint_url=options["endpoint_url"], **creds).create_bucket(
-            Bucket="bench"
-        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             xr.open_zarr(local, chunks=None).to_zarr(

@@ -197,3 +197,22 @@ def _replace_block(doc: Path, begin: str, end: str, body: str) -> None:
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     doc.write_text(f"{head}{begin}\n{body}\n{end}{tail}")
+
+
+def moto_bucket(bucket: str = "bench") -> tuple[object, dict]:
+    """A moto S3 server on a free loopback port with ``bucket`` in it: ``(server, s3fs storage
+    options)``; stop the server when done."""
+    import socket
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    options = {"endpoint_url": f"http://127.0.0.1:{port}", "key": "k", "secret": "s"}
+    creds = dict(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
+    boto3.client("s3", endpoint_url=options["endpoint_url"], **creds).create_bucket(Bucket=bucket)
+    return server, options

@@ -14,29 +14,19 @@ is which phase grows with the store.
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
-from benchmarks.harness import save_record
+from benchmarks.harness import moto_bucket, save_record
 
 
 def _moto(local: Path) -> tuple[object, str, dict]:
-    import boto3
     import xarray as xr
-    from moto.server import ThreadedMotoServer
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    options = {"endpoint_url": f"http://127.0.0.1:{port}", "key": "k", "secret": "s"}
-    creds = dict(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
-    boto3.client("s3", endpoint_url=options["endpoint_url"], **creds).create_bucket(Bucket="bench")
+    server, options = moto_bucket()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         xr.open_zarr(local, chunks=None).to_zarr("s3://bench/d.zarr", storage_options=options)

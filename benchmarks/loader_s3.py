@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import socket
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import crop_layouts as layouts
-from benchmarks.harness import save_record
+from benchmarks.harness import moto_bucket, save_record
 from screamcast.data.dataset import CropDataset
 from screamcast.data.read_counter import METADATA, ReadCounter
 from screamcast.data.region_sampler import RegionPlan
@@ -46,20 +45,11 @@ class KeyLog(ReadCounter):
             KeyLog.keys.append(key)
 
 
-def moto_bucket(local: Path):
+def upload(local: Path):
     """A moto server on loopback holding ``local`` as ``s3://bench/store.zarr``."""
-    import boto3
     import s3fs
-    from moto.server import ThreadedMotoServer
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    options = {"endpoint_url": f"http://127.0.0.1:{port}", "key": "k", "secret": "s"}
-    creds = dict(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")
-    boto3.client("s3", endpoint_url=options["endpoint_url"], **creds).create_bucket(Bucket="bench")
+    server, options = moto_bucket()
     fs = s3fs.S3FileSystem(**options)
     fs.put(str(local), "bench/store.zarr", recursive=True)
     return server, fs, options
@@ -131,7 +121,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(tmp) / "store.zarr"
         layouts.write(local, "stacked", times=3)
-        server, fs, options = moto_bucket(local)
+        server, fs, options = upload(local)
         try:
             cases = [("s3fs", 1), ("s3fs", 4), ("s3fs", 16)]
             if importlib.util.find_spec("obstore") is not None:  # optional: pip install obstore
