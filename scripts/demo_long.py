@@ -25,10 +25,18 @@ sys.path.insert(0, str(ROOT))
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--days", type=int, default=30)
+    ap.add_argument(
+        "--checkpoint",
+        default=str(ROOT / "runs" / "demo" / "best.pth"),
+        help="another model (e.g. a multi-step fine-tune of the demo's); its figures are not "
+        "copied into docs/",
+    )
+    ap.add_argument("--tag", default="", help="a suffix for the outputs of --checkpoint")
     a = ap.parse_args(argv)
     from screamcast.data.synthetic import write_store
 
-    best = ROOT / "runs" / "demo" / "best.pth"
+    best = Path(a.checkpoint)
+    default = best == ROOT / "runs" / "demo" / "best.pth"
     if not best.exists():
         raise SystemExit(f"{best} is missing: run `bash ci/demo.sh` first")
     folder = ROOT / "demo_data" / "long"
@@ -40,13 +48,13 @@ def main(argv: list[str] | None = None) -> None:
     out_dir = ROOT / "demo_out" / "long"
     out_dir.mkdir(parents=True, exist_ok=True)
     for mode, extra in (("free", []), ("nudged", ["--reference", str(ref)])):
-        out = out_dir / f"{mode}_{a.days}d.zarr"
+        out = out_dir / f"{mode}_{a.days}d{a.tag}.zarr"
         cmd = [sys.executable, str(ROOT / "scripts" / "ace" / "run_screamcast_nudged.py")]
         cmd += ["--checkpoint", str(best), "--data", str(data), "--output", str(out)]
         cmd += ["--start", "2020-01-02T00:00", "--steps", str(24 * a.days), "--halo-adjoint"]
         cmd += ["--no-progress", "--overwrite", *extra]
         subprocess.run(cmd, check=True)
-        report = out_dir / f"{mode}_{a.days}d_report"
+        report = out_dir / f"{mode}_{a.days}d{a.tag}_report"
         subprocess.run(
             [
                 sys.executable,
@@ -63,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
             check=True,
             cwd=ROOT,
         )
-        for figure in ("drift", "spectra", "leads", "tile_imprint"):
+        for figure in ("drift", "spectra", "leads", "tile_imprint") if default else ():
             shutil.copy(
                 report / f"{figure}.png", ROOT / "docs" / "figures" / f"long_{mode}_{figure}.png"
             )

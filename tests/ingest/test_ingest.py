@@ -245,10 +245,15 @@ def test_the_ingested_store_trains_and_rolls_out(eam, tmp_path):
         "data.train_range=[0,-4]",
         "data.valid_range=[-4,0]",
         "data.stats_from_store=true",
+        "data.in_memory=false",  # crops from regions, whole shards, through the shard cache
+        "data.region_stride=3",
+        f"data.cache_dir={tmp_path / 'cache'}",
+        "data.cache_gb=0.01",
         "steps=3",
         f"run_dir={tmp_path / 'run'}",
     ]
     run_dir = train(config(*over))
+    assert 0 < sum(f.stat().st_size for f in (tmp_path / "cache").iterdir()) <= 0.01 * 2**30
     desc = load(run_dir / "latest.pth")["description"]
     assert desc["variables"]["prognostic"][:5] == ["T[0]", "T[1]", "T[2]", "T[3]", "U[0]"]
     stored = xr.open_zarr(store, chunks=None).attrs["normalisation"]
