@@ -51,6 +51,7 @@ class DataConfig:
     cache_dir: str = ""
     cache_gb: float = 10.0
     max_in_flight: int = 16  # a lazily read sample's requests in flight at once
+    s3_client: str = "s3fs"  # training crops' S3 reads: s3fs, or obstore (pip install obstore)
 
 
 @dataclass

@@ -92,6 +92,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         regions: RegionPlan | None = None,
         whole_shards: bool | None = None,
         max_in_flight: int = 16,
+        s3_client: str = "s3fs",
     ):
         P = layout.padded
         if not 0 < crop <= P:
@@ -117,6 +118,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
         self.max_in_flight = max_in_flight  # a sample's reads in flight at once
+        self.s3_client = s3_client  # s3fs or obstore (remote.zarr_store)
         self._region_cache: OrderedDict[tuple, dict] = OrderedDict()
         # (global batch G, world): index step * G + rank + j * world is rank's (StepBatches);
         # with regions each rank draws whole regions of its own, so no two ranks read one
@@ -169,6 +171,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
             regions=region_plan(data, layout.padded) if not valid else None,
             store_wrapper=cache_wrapper(data),
             max_in_flight=getattr(data, "max_in_flight", 16),
+            s3_client=getattr(data, "s3_client", "s3fs"),
         )
 
     @cached_property
@@ -193,7 +196,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
     def _open(self) -> dict[str, Any]:
         """Open the arrays once per process (s3fs and zarr's loop do not survive a fork)."""
         if self._pid != os.getpid():
-            store = zarr_store(self.url, self.storage_options)
+            store = zarr_store(self.url, self.storage_options, client=self.s3_client)
             if self.store_wrapper is not None:
                 store = self.store_wrapper(store)
             group = zarr.open_group(store, mode="r")

@@ -147,6 +147,47 @@ def test_s3_samples_equal_local_samples(s3, small_store):
             torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
 
 
+@pytest.mark.s3
+def test_obstore_samples_equal_local_samples(s3, small_store):
+    """data.s3_client=obstore: the same crops, bit for bit, through obstore's S3 client; a
+    misspelt client is refused, naming the choices."""
+    pytest.importorskip("obstore")
+    layout = TileLayout(PhysicsGrid.for_face_size(8), tile=4, halo=2)
+    kw = dict(crop=6, steps=2, samples=8, seed=3)
+    local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
+    remote = small_s3_crops(layout, s3["options"], s3_client="obstore", **kw)
+    for a, b in zip(local.__getitems__(range(8)), remote.__getitems__(range(8)), strict=True):
+        for key in a:
+            torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+    assert type(remote._open()[PROG[0]].array.store).__name__ == "ObjectStore"
+    bad = small_s3_crops(layout, s3["options"], s3_client="boto", **kw)
+    with pytest.raises(StoreError, match="S3 client must be 's3fs' or 'obstore', got 'boto'"):
+        bad[0]
+
+
+@pytest.mark.s3
+def test_obstore_throttling_is_retried_then_reported(flaky_s3, small_store):
+    """The same 503 SlowDown proxy through obstore: its own retries (BOTO_ATTEMPTS tries per
+    request), then the dataset's per-sample ones; past both, the error names the read."""
+    pytest.importorskip("obstore")
+    layout = TileLayout(PhysicsGrid.for_face_size(8), tile=4, halo=2)
+    kw = dict(crop=6, steps=1, samples=2, seed=1, backoff=0.01, s3_client="obstore")
+    local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, crop=6, samples=2, seed=1)
+    proxy, options = flaky_s3("/u/c/0/0/", failures=BOTO_ATTEMPTS + 2)  # 2 sample reads
+    a, b = local[1], small_s3_crops(layout, options, **kw)[1]
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+    assert proxy.refused == BOTO_ATTEMPTS + 2
+
+    proxy, options = flaky_s3("/tracer/c/", failures=None)  # tracer never answers
+    remote = small_s3_crops(layout, options, **kw | dict(retries=1))
+    with pytest.raises(Exception, match="Service Unavailable|SlowDown") as err:
+        remote[0]
+    notes = "\n".join(err.value.__notes__)
+    assert "reading 'tracer'[" in notes and "still failing after 1 retries" in notes
+    assert proxy.refused >= 2 * BOTO_ATTEMPTS
+
+
 def small_s3_crops(layout, options, **kw) -> CropDataset:
     return CropDataset(
         "s3://data/small.zarr", layout, PROG, DIAG, STATIC, storage_options=options, **kw
