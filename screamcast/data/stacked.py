@@ -17,9 +17,13 @@ where a channel lies.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
+import numpy as np
 import xarray as xr
+from xarray.backends import BackendArray
+from xarray.core import indexing
 
 ATTR = "stacked"
 FIELDS, STATIC = "fields", "static_fields"
@@ -72,26 +76,66 @@ def create_stack(group, spec: list[list], times: int, n: int, chunk: int, shard:
     return array
 
 
+class _StackChannels(BackendArray):
+    """One variable's channels of a stack, read through a one-entry cache that every variable
+    of the stack shares: reading all variables at one time (``ds[names].isel(time=t)``)
+    decodes the stack's chunks once, not once per variable (each chunk holds every channel)."""
+
+    def __init__(self, stack: xr.Variable, axis: int, channels: int | slice, cache: dict):
+        self.stack, self.axis, self.channels, self.cache = stack, axis, channels, cache
+        shape = list(stack.shape)
+        if isinstance(channels, int):
+            del shape[axis]
+        else:
+            shape[axis] = channels.stop - channels.start
+        self.shape, self.dtype = tuple(shape), stack.dtype
+
+    def __getitem__(self, key):
+        return indexing.explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.BASIC, self._read
+        )
+
+    def _read(self, key: tuple) -> np.ndarray:
+        if isinstance(self.channels, int):
+            rest, chosen = key, self.channels
+        else:
+            rest = key[: self.axis] + key[self.axis + 1 :]
+            chosen = np.arange(self.channels.start, self.channels.stop)[key[self.axis]]
+        full = (*rest[: self.axis], slice(None), *rest[self.axis :])  # every channel
+        tag = tuple((k.start, k.stop, k.step) if isinstance(k, slice) else k for k in rest)
+        with self.cache["lock"]:
+            if self.cache.get("key") != tag:
+                self.cache.update(key=tag, block=np.asarray(self.stack[full].values))
+            block = self.cache["block"]
+        axis = sum(not isinstance(k, int | np.integer) for k in rest[: self.axis])
+        return np.take(block, chosen, axis=axis)
+
+
 def unstack(ds: xr.Dataset) -> xr.Dataset:
-    """A stacked store's dataset as one variable per store variable (lazy views of the stack):
-    2-D ``(time, face, y, x)``, 3-D ``(time, <level dim>, face, y, x)`` with the level
-    coordinate the store holds. A dataset without the ``stacked`` attr is returned as is."""
+    """A stacked store's dataset as one variable per store variable (lazy views of the stack,
+    read through a shared one-block cache): 2-D ``(time, face, y, x)``, 3-D ``(time, <level
+    dim>, face, y, x)`` with the level coordinate the store holds. A dataset without the
+    ``stacked`` attr is returned as is."""
     spec = ds.attrs.get(ATTR)
     if not spec:
         return ds
     new = {}
     for array, entries in spec.items():
-        stack = ds[array]
+        stack = ds[array].variable
+        axis = stack.dims.index(CHANNEL)
+        cache = {"lock": threading.Lock()}
         for name, start, stop, level_dim, attrs in entries:
-            if level_dim is None:
-                da = stack.isel({CHANNEL: start}, drop=True)
+            one = level_dim is None
+            lazy = _StackChannels(stack, axis, start if one else slice(start, stop), cache)
+            dims = list(stack.dims)
+            if one:
+                del dims[axis]
             else:
-                da = stack.isel({CHANNEL: slice(start, stop)}, drop=True).rename(
-                    {CHANNEL: level_dim}
-                )
-                if level_dim in ds.coords:
-                    da = da.assign_coords({level_dim: ds[level_dim]})
-            new[name] = da.assign_attrs(attrs)
+                dims[axis] = level_dim
+            da = xr.DataArray(xr.Variable(dims, indexing.LazilyIndexedArray(lazy), attrs))
+            if not one and level_dim in ds.coords:
+                da = da.assign_coords({level_dim: ds[level_dim]})
+            new[name] = da
     out = ds.drop_vars([*spec, *([CHANNEL] if CHANNEL in ds.coords else [])]).assign(new)
     out.attrs = {k: v for k, v in ds.attrs.items() if k != ATTR}
     return out

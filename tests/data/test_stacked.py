@@ -73,3 +73,30 @@ def test_channels_are_found_in_the_stack_and_read_together(store):
     np.testing.assert_array_equal(asyncio.run(part.getitem(sel))[0], values[0:2, 2, 5, 1:3, 2:6])
     with pytest.raises(StoreError, match=r"s.zarr has no channel 'q' \(it has: T\[0\], T\[1\]"):
         channel_arrays(group, ["q"], str(path))
+
+
+def test_every_variable_of_a_time_decodes_the_stack_once(store, monkeypatch):
+    """The unstacked variables share a one-block cache: all of them at one time cost the
+    requests of one of them (each stack chunk holds every channel), with the right values."""
+    from screamcast.data import store as store_module
+    from screamcast.data.read_counter import ReadCounter
+
+    path, values = store
+    counters = []
+    real = store_module.zarr_store
+
+    def counted(*args, **kw):
+        counters.append(ReadCounter(real(*args, **kw)))
+        return counters[-1]
+
+    monkeypatch.setattr(store_module, "zarr_store", counted)
+    ds = stacked.unstack(xr.open_zarr(counted(str(path)), chunks=None, consolidated=False))
+    counters[-1].reset()
+    one = ds["ps"].isel(time=1).values
+    alone = counters[-1].reset().requests
+    got = ds[["T", "ps"]].isel(time=0).to_array().values  # (variable, lev, face, y, x)
+    assert 0 < counters[-1].reset().requests == alone  # one face shard each, once
+    np.testing.assert_array_equal(one, values[1, 3])
+    np.testing.assert_array_equal(got[0], values[0, 0:3])  # T (lev, face, y, x)
+    np.testing.assert_array_equal(got[1], np.broadcast_to(values[0, 3], (3, 6, 6, 6)))  # ps
+    np.testing.assert_array_equal(ds["T"].isel(lev=2, y=slice(1, 4)).values, values[:, 2, :, 1:4])
