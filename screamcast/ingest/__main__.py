@@ -44,7 +44,7 @@ def parser() -> argparse.ArgumentParser:
         "(docs/data.md); variables: one array per variable",
     )
     p.add_argument(
-        "--shard", type=int, default=512, help="stacked: shard side in cells (default 512)"
+        "--shard", type=int, default=256, help="stacked: shard side in cells (default 256)"
     )
     p.add_argument("--pg", type=int, default=2, help="cells per element edge without ne/fv_nphys")
     p.add_argument("--workers", type=int, default=None, help="local Dask workers (0: in-process)")

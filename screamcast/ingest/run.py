@@ -36,7 +36,7 @@ class IngestOptions:
     block: int = 8  # times per task
     chunk: int = 128  # chunk side (cells) of the store (the stack's inner chunks)
     layout: str = "stacked"  # "stacked" (every channel in one sharded array) or "variables"
-    shard: int = 512  # stacked: shard side (cells), one shard per face, time and block of it
+    shard: int = 256  # stacked: shard side (cells); regions read whole shards (performance.md)
     pg: int = 2
     workers: int | None = None  # LocalCluster processes (None: one per core; 0: in-process)
     scheduler: str = ""  # an existing Dask scheduler's address

@@ -82,7 +82,7 @@ def _canonical(url: str) -> str:
     return url if "://" in url else str(Path(url).resolve())
 
 
-def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 512) -> None:
+def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 256) -> None:
     """Every array of the store, NaN-filled, with coordinates and attrs (incomplete).
 
     ``plan.layout == "stacked"`` (the default): one ``fields (time, channel, face, y, x)``

@@ -123,6 +123,7 @@ def test_production_stages_compose():
     assert s4.rollout_steps == 4 and config("experiment=stage4a_multistep2").rollout_steps == 2
     remote = config("data=s3", "experiment=stage1_pretrain64").data  # lazy reads, in workers
     assert remote.url.startswith("s3://") and not remote.in_memory and remote.num_workers > 0
+    assert remote.region_stride == 128 and remote.region_crops == 8  # whole-shard regions
 
 
 def _cli(tiny_store, run, *extra):
