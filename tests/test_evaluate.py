@@ -47,11 +47,12 @@ def test_streaming_skill_equals_the_finished_outputs(
 
 
 def test_a_resumed_rollout_scores_the_steps_it_did_not_run(tiny_checkpoint, tiny_store, tmp_path):
-    from tests.rollout.test_run_nudged import kill_after_steps, run_script
+    from tests.rollout.test_run_nudged import kill_after_steps, run_script, start_script
 
     whole, cut = tmp_path / "whole.zarr", tmp_path / "cut.zarr"
-    assert run_script(args(tiny_checkpoint, tiny_store, whole, steps=12))
+    running = start_script(args(tiny_checkpoint, tiny_store, whole, steps=12))  # meanwhile:
     kill_after_steps(args(tiny_checkpoint, tiny_store, cut, steps=12), cut, 4)
+    assert running.wait(timeout=120) == 0
     assert run_script(args(tiny_checkpoint, tiny_store, cut, "--resume", steps=12))
     a = json.loads((tmp_path / "whole_metrics.json").read_text())
     b = json.loads((tmp_path / "cut_metrics.json").read_text())

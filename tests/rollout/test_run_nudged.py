@@ -171,9 +171,12 @@ def test_resume_after_sigkill_equals_an_uninterrupted_rollout(
     tiny_checkpoint, tiny_store, tiny_reference, tmp_path
 ):
     common = ["--reference", str(tiny_reference), "--halo-adjoint"]
-    assert run_script(args(tiny_checkpoint, tiny_store, tmp_path / "whole.zarr", *common, steps=16))
+    whole = start_script(
+        args(tiny_checkpoint, tiny_store, tmp_path / "whole.zarr", *common, steps=16)
+    )
     cut = tmp_path / "cut.zarr"
     kill_after_steps(args(tiny_checkpoint, tiny_store, cut, *common, steps=16), cut, 3)
+    assert whole.wait(timeout=120) == 0
     assert run_script(args(tiny_checkpoint, tiny_store, cut, *common, "--resume", steps=16))
     a, b = open_out(tmp_path / "whole.zarr"), open_out(cut)
     assert b.sizes["time"] == 17 and "resumed after step" in b.attrs["history"]
@@ -181,11 +184,15 @@ def test_resume_after_sigkill_equals_an_uninterrupted_rollout(
         np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
 
 
-def run_script(argv: list[str]) -> bool:
+def start_script(argv: list[str]) -> subprocess.Popen:
     """The CLI in a fresh process, as users run it: bit-for-bit comparisons between runs need
     every run in the same conditions (an in-process run inherits what earlier tests did to the
     process; a full-suite run once differed from a subprocess in the last bit)."""
-    return subprocess.run([sys.executable, str(SCRIPT), *argv], check=False).returncode == 0
+    return subprocess.Popen([sys.executable, str(SCRIPT), *argv])
+
+
+def run_script(argv: list[str]) -> bool:
+    return start_script(argv).wait(timeout=120) == 0
 
 
 def kill_after_steps(argv: list[str], watched: Path, steps: int) -> None:
