@@ -84,7 +84,7 @@ def test_dataloader_workers_and_distributed_sampler(tiny_store, layout):
 def test_a_crop_reads_only_the_chunks_it_needs(tiny_store, layout, monkeypatch):
     stores = []
 
-    def logging_store(url, options=None, retries=3):
+    def logging_store(url, options=None, retries=3, client="s3fs"):
         stores.append(zarr.storage.LoggingStore(zarr.storage.LocalStore(url, read_only=True)))
         return stores[-1]
 

@@ -291,11 +291,12 @@ def test_the_stacked_layout_reads_as_the_per_variable_one(eam, tmp_path):
     from screamcast.data.region_sampler import RegionPlan
     from screamcast.grid import TileLayout
 
-    run(eam, tmp_path / "stacked.zarr", chunk=4, shard=8)
-    run(eam, tmp_path / "variables.zarr", layout="variables", chunk=8)  # 4: 15 s of tiny files
+    some = ["T", "U", "PS", "PRECT"]  # fewer variables: the per-variable layout is slow to write
+    run(eam, tmp_path / "stacked.zarr", chunk=4, shard=8, variables=some)
+    run(eam, tmp_path / "variables.zarr", layout="variables", chunk=8, variables=some)
     fields = zarr.open_group(tmp_path / "stacked.zarr", mode="r")["fields"]
-    assert fields.shape == (12, 34, 6, 8, 8)  # T, U, V, Q on 8 levels + PS, PRECT
-    assert fields.shards == (1, 34, 1, 8, 8) and fields.chunks == (1, 34, 1, 4, 4)
+    assert fields.shape == (12, 18, 6, 8, 8)  # T, U on 8 levels + PS, PRECT
+    assert fields.shards == (1, 18, 1, 8, 8) and fields.chunks == (1, 18, 1, 4, 4)
     a = open_store(tmp_path / "stacked.zarr", None, ["T", "PS", "U"], n=8)
     b = open_store(tmp_path / "variables.zarr", None, ["T", "PS", "U"], n=8)
     assert "fields" not in a and a["T"].dims == b["T"].dims
@@ -306,7 +307,7 @@ def test_the_stacked_layout_reads_as_the_per_variable_one(eam, tmp_path):
     assert a.attrs["normalisation"] == b.attrs["normalisation"]
 
     layout = TileLayout(PhysicsGrid(4, 2), 4, 2)  # extended faces of 12, crops of 6
-    channels = ["T[0]", "T[7]", "PS", "U[2]", "V[5]", "Q[1]"]
+    channels = ["T[0]", "T[7]", "PS", "U[2]", "U[5]"]
     for regions in (None, RegionPlan.balanced(layout.padded - 6 + 1, 6, 7, 4, 4)):
         crops, requests = {}, {}
         for name in ("stacked", "variables"):
