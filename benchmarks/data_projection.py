@@ -55,8 +55,8 @@ def forward_flops(channels: int = CHANNELS, crop: int = CROP) -> int:
     return int(counter.get_total_flops())
 
 
-def project(layouts: list[dict]) -> list[dict]:
-    flops = forward_flops()
+def project(layouts: list[dict], flops: int) -> list[dict]:
+    """Supply and demand per layout row, for a forward pass of ``flops``."""
     out = []
     for r in layouts:
         demand = GPUS * PEAK_FLOPS * FRACTION / (3 * flops * r["k"])
@@ -80,8 +80,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--record", action="store_true", help="benchmarks/results/projection.json")
     a = ap.parse_args(argv)
     results = json.loads((ROOT / "benchmarks/results/crop_layouts.json").read_text())
-    report = project(results["report"])
-    print(f"forward FLOPs per crop (large, {CHANNELS} channels, {CROP}^2): {forward_flops():.3e}")
+    flops = forward_flops()
+    report = project(results["report"], flops)
+    print(f"forward FLOPs per crop (large, {CHANNELS} channels, {CROP}^2): {flops:.3e}")
     for r in report:
         print(
             f"{r['layout']:10s} k={r['k']} {str(r['regions']):18s} supply "
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         )
     if a.record:
         command = "python -m benchmarks.data_projection " + " ".join(argv or sys.argv[1:])
-        extra = {"forward_flops": forward_flops(), "assumed": [GPUS, PEAK_FLOPS, FRACTION]}
+        extra = {"forward_flops": flops, "assumed": [GPUS, PEAK_FLOPS, FRACTION]}
         save_record("data_projection", "projection", command, {"report": report, **extra})
     return report
 

@@ -90,7 +90,6 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         store_wrapper: Any = None,
         solar_time: bool = False,
         regions: RegionPlan | None = None,
-        whole_shards: bool | None = None,
         max_in_flight: int = 16,
         s3_client: str = "s3fs",
     ):
@@ -113,8 +112,8 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         # regions.per_region crops, kept until its window of crops is done
         self.regions = regions
         # a sharded store is read in whole shards (one request each) when crops come from
-        # regions (default), in parts (a request per inner chunk) otherwise
-        self.whole_shards = regions is not None if whole_shards is None else whole_shards
+        # regions, in parts (a request per inner chunk) otherwise
+        self.whole_shards = regions is not None
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
         self.max_in_flight = max_in_flight  # a sample's reads in flight at once
@@ -127,6 +126,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         self._pid: int | None = None
         self._draws: dict[tuple[int, int], list] = {}
         self._arrays: dict[str, Any] = {}
+        self._units: list[tuple[list, list[int]]] = []  # lazy reads' units per group (_open)
         if times is None:
             times = decode_group_time(zarr.open_group(zarr_store(url, storage_options), mode="r"))
         self.times = times
@@ -212,6 +212,13 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
                 }
             else:
                 self._arrays = source
+                # per group: the channels each read serves (a stacked store: all of them at
+                # once), and where each of the group's variables lies in the units' order
+                self._units = []
+                for g, _ in self._groups():
+                    units = read_units(source, g, self.whole_shards)
+                    read = [name for names, _ in units for name in names]
+                    self._units.append((units, [read.index(v) for v in g]))
             self._pid = os.getpid()
         return self._arrays
 
@@ -291,8 +298,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
 
         groups = self._groups()
         nb = 1 + len(plan.boxes)  # boxes per read unit
-        # the channels one read serves (a stacked store: all of them; else one array each)
-        units = [read_units(arrays, g, self.whole_shards) for g, _ in groups]
+        units = [u for u, _ in self._units]  # built once per process (_open)
         limit = asyncio.Semaphore(self.max_in_flight)  # requests in flight at once
         shared: dict = {}  # whole-shard reads by selection: two boxes in one shard read it once
 
@@ -326,13 +332,11 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         what = f"store {self.url}, crop (time {t}, face {face}, y {oy}, x {ox})"
         parts = iter(with_retries(lambda: sync(fetch()), what, self.retries, self.backoff))
         out = {}
-        for (group, _), group_units in zip(groups, units, strict=True):
-            read = [name for names, _ in group_units for name in names]  # the units' order
+        for (group, _), (group_units, order) in zip(groups, self._units, strict=True):
             per_box = [[] for _ in range(nb)]
             for _ in group_units:
                 for box in per_box:
                     box.append(next(parts))
-            order = [read.index(v) for v in group]
             inner, *boxes = (np.concatenate(b)[order] for b in per_box)  # (V, [k + 1,] h, w)
             values = assemble(plan, inner, boxes, size)  # (V, [k + 1,] S, S)
             if not np.isfinite(values).all():

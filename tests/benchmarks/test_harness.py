@@ -81,7 +81,7 @@ def test_the_data_projection_is_the_stated_arithmetic():
     flops = dp.forward_flops()
     assert 1e11 < flops < 1e12  # a 128-wide 3-level U-Net on 192 x 192
     row = {"layout": "x", "k": 4, "regions": None, "requests_per_crop": 2.0, "mb_per_crop": 25.0}
-    (r,) = dp.project([row])
+    (r,) = dp.project([row], flops)
     assert r["crops_per_s_by_requests"] == 2750.0
     assert r["crops_per_s_by_network"] == 500.0
     demand = 8 * 989e12 * 0.4 / (3 * flops * 4)
