@@ -21,6 +21,7 @@ import numpy as np
 import xarray as xr
 
 from screamcast.data.calendar import DECODER
+from screamcast.data.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main(argv: list[str]) -> None:
     ckpt, tag, *flags = argv
     data, ref = ROOT / "demo_data/demo.zarr", ROOT / "demo_data/reference.zarr"
-    truth = xr.open_zarr(data, consolidated=False, decode_times=DECODER, chunks=None)
+    truth = open_store(data)  # either layout (the demo store is stacked)
     start = truth["time"].values[-49].strftime("%Y-%m-%dT%H:%M")
     out = Path("/tmp/probe") / f"{tag}.zarr"
     shutil.rmtree(out, ignore_errors=True)

@@ -139,7 +139,7 @@ def rollout_study(args) -> None:
 
     desc = fmt.load_for_inference(args.checkpoint).description
     prog, tile = list(desc.variables.prognostic), desc.grid.tile
-    truth = xr.open_zarr(args.data, consolidated=False, decode_times=DECODER, chunks=None)
+    truth = open_store(args.data)  # either layout (the demo store is stacked)
     start = truth["time"].values[-49].strftime("%Y-%m-%dT%H:%M")
     keys = ("rmse", "rmse_tile_seams", "rmse_face_edges", "rmse_interiors")
     scores = {}  # mode -> (leads, 5 scores, C)

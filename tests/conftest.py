@@ -98,8 +98,8 @@ def tiny_reference(tmp_path_factory):
     """The tiny store's truth block-averaged to n=4, every 6 h: a coarse nudging reference."""
     from screamcast.data.synthetic import write_store
 
-    path = tmp_path_factory.mktemp("stores") / "tiny_ref.zarr"
-    return write_store(path, 4, days=2.0, step_hours=6.0, coarsen=4)
+    path = tmp_path_factory.mktemp("stores") / "tiny_ref.zarr"  # stacked, as the demo's is
+    return write_store(path, 4, days=2.0, step_hours=6.0, coarsen=4, layout="stacked")
 
 
 @pytest.fixture(scope="session")

@@ -91,11 +91,13 @@ def test_the_evaluate_cli_scores_an_output_and_writes_a_report(
     xr.open_zarr(tiny_store, chunks=None).mean("time", keep_attrs=True).to_zarr(clim)
     rep2 = tmp_path / "rep2"
     cmd = [str(out), "--truth", str(tiny_store), "--report", str(rep2), "--climatology", str(clim)]
-    assert evaluate.main(cmd) == 0
+    assert evaluate.main([*cmd, "--no-figures"]) == 0  # the scores alone: no PNG drawn
     table = json.loads((rep2 / "skill_metrics.json").read_text())
     assert table["u"]["acc"][0] == pytest.approx(1.0) and table["u"]["persistence_acc"][0] == 1
     assert 0.5 < table["u"]["acc"][-1] <= 1 and table["u"]["climatology_rmse"][-1] > 0
-    assert "| ACC | persistence ACC | climatology RMSE |" in (rep2 / "report.md").read_text()
+    text = (rep2 / "report.md").read_text()
+    assert "| ACC | persistence ACC | climatology RMSE |" in text and "| u | " in text
+    assert "![" not in text and not list(rep2.glob("*.png"))
     # a truth of another grid, or one that does not cover the output's times: one clear line
     assert evaluate.main([str(out), "--truth", str(small_store), "--report", str(report)]) == 2
     assert "face size is 8, but the configured grid has n=16" in capsys.readouterr().err
@@ -140,8 +142,8 @@ def test_evaluate_against_a_lat_lon_truth(tiny_checkpoint, tiny_store, tmp_path)
     # the real truth on 12-degree cells: errors of the cell means, a little below the cube's
     truth = open_store(tiny_store, variables=names).sel(time=o["time"].values)
     coarse = latlon_store(truth, 0.0, tmp_path / "coarse.zarr")
-    latlon_table = evaluate.evaluate(str(out), coarse, tmp_path / "rep2")
-    cube_table = evaluate.evaluate(str(out), str(tiny_store), tmp_path / "rep3")
+    latlon_table = evaluate.evaluate(str(out), coarse, tmp_path / "rep2", figures=False)
+    cube_table = evaluate.evaluate(str(out), str(tiny_store), tmp_path / "rep3", figures=False)
     for v in ("u", "v", "tracer"):
         ratio = np.array(latlon_table[v]["rmse"][1:]) / np.array(cube_table[v]["rmse"][1:])
         assert 0.3 < ratio.min() and ratio.max() <= 1.02, (v, ratio)

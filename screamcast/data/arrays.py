@@ -150,7 +150,7 @@ def channel_arrays(group: Any, names: list[str], url: str) -> dict[str, ChannelA
             if where[0] not in opened:
                 opened[where[0]] = group[where[0]]
             array = opened[where[0]]
-            out[name] = ChannelArray(array, where[1], dimension_names(array).index("channel"))
+            out[name] = ChannelArray(array, where[1], stacked.channel_axis(dimension_names(array)))
             continue
         array = group[var]
         axis = 1

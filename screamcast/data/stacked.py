@@ -27,7 +27,7 @@ from xarray.core import indexing
 
 ATTR = "stacked"
 FIELDS, STATIC = "fields", "static_fields"
-CHANNEL = "channel"
+CHANNEL, STATIC_CHANNEL = "channel", "static_channel"  # two sizes, so two dimension names
 
 
 def stack_spec(variables: Sequence[tuple[str, int, str | None, dict]]) -> list[list]:
@@ -57,22 +57,25 @@ def shard_side(n: int, chunk: int, shard: int) -> tuple[int, int]:
     return c, s
 
 
-def create_stack(group, spec: list[list], times: int, n: int, chunk: int, shard: int):
+def create_stack(group, spec: list[list], times: int | None, n: int, chunk: int, shard: int):
     """The ``fields (time, channel, face, y, x)`` array of ``spec``'s channels, NaN-filled:
     inner chunks of every channel x ``chunk`` a side, shards ``shard`` a side per face and
-    time; the group's ``stacked`` attr says which channels are which variable."""
+    time; the group's ``stacked`` attr says which channels are which variable.
+    ``times=None``: the static stack ``static_fields (channel, face, y, x)`` instead."""
     C = spec[-1][2]
     c, s = shard_side(n, chunk, shard)
+    lead, one = ((), ()) if times is None else ((times,), (1,))
+    name = STATIC if times is None else FIELDS
     array = group.create_array(
-        FIELDS,
-        shape=(times, C, 6, n, n),
-        chunks=(1, C, 1, c, c),
-        shards=(1, C, 1, s, s),
+        name,
+        shape=(*lead, C, 6, n, n),
+        chunks=(*one, C, 1, c, c),
+        shards=(*one, C, 1, s, s),
         dtype="float32",
         fill_value=float("nan"),
-        dimension_names=["time", CHANNEL, "face", "y", "x"],
+        dimension_names=[*(["time", CHANNEL] if lead else [STATIC_CHANNEL]), "face", "y", "x"],
     )
-    group.attrs[ATTR] = {FIELDS: spec}
+    group.attrs[ATTR] = {**group.attrs.get(ATTR, {}), name: spec}
     return array
 
 
@@ -122,7 +125,7 @@ def unstack(ds: xr.Dataset) -> xr.Dataset:
     new = {}
     for array, entries in spec.items():
         stack = ds[array].variable
-        axis = stack.dims.index(CHANNEL)
+        axis = channel_axis(stack.dims)
         cache = {"lock": threading.Lock()}
         for name, start, stop, level_dim, attrs in entries:
             one = level_dim is None
@@ -136,9 +139,15 @@ def unstack(ds: xr.Dataset) -> xr.Dataset:
             if not one and level_dim in ds.coords:
                 da = da.assign_coords({level_dim: ds[level_dim]})
             new[name] = da
-    out = ds.drop_vars([*spec, *([CHANNEL] if CHANNEL in ds.coords else [])]).assign(new)
+    out = ds.drop_vars([*spec, *(c for c in (CHANNEL, STATIC_CHANNEL) if c in ds.coords)])
+    out = out.assign(new)
     out.attrs = {k: v for k, v in ds.attrs.items() if k != ATTR}
     return out
+
+
+def channel_axis(dims) -> int:
+    """Where a stack's channels lie among ``dims``."""
+    return next(i for i, d in enumerate(dims) if d in (CHANNEL, STATIC_CHANNEL))
 
 
 def stack_index(spec: dict, var: str, level: int | None) -> tuple[str, int] | None:

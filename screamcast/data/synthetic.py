@@ -186,14 +186,21 @@ def write_store(
     zarr_format: int | None = None,
     block: int = 24,
     calendar: str = "proleptic_gregorian",
+    layout: str = "variables",
 ) -> Path:
     """Write the analytic truth on E3SM's physics grid ``ne<n/2>pg2`` to a new zarr store.
 
     ``coarsen > 1`` evaluates on the ``n * coarsen`` grid and takes area-weighted block means
     down to ``n`` (how the coarse nudging reference is made: the same truth, resolved at lower
     resolution; the blocks are whole elements, whose union is a coarse element). Written
-    ``block`` times at a time, so memory stays flat in the number of days.
+    ``block`` times at a time, so memory stays flat in the number of days. ``layout``:
+    ``"variables"`` (one array per variable) or ``"stacked"`` (``screamcast.data.stacked``,
+    what the ingestion tool writes; the demo store's layout; zarr v3 only).
     """
+    if layout not in ("variables", "stacked"):
+        raise ValueError(f"layout must be 'variables' or 'stacked', got {layout!r}")
+    if layout == "stacked" and zarr_format == 2:
+        raise ValueError("the stacked layout needs zarr v3 (sharding); got zarr_format=2")
     path = Path(path)
     if path.exists():
         raise FileExistsError(f"{path} already exists; remove it or choose another path")
@@ -211,7 +218,10 @@ def write_store(
         ds = _time_block(fields, tb, grid, fine.area, coarsen)
         # every block carries the attrs: an append replaces the store's attrs with its own
         ds.attrs = _store_attrs(grid, coarsen, seed)
-        if b0 == 0:
+        if layout == "stacked":
+            static = _with_statics(xr.Dataset(coords=ds.coords), fine, coarsen) if b0 == 0 else None
+            _write_stacked(path, ds, b0, times, static, chunk)
+        elif b0 == 0:
             ds = _with_statics(ds, fine, coarsen)
             encoding = {name: {"chunks": chunks} for name in PROGNOSTIC + DIAGNOSTIC}
             encoding |= {name: {"chunks": chunks[1:]} for name in STATIC}
@@ -252,6 +262,31 @@ def _time_block(
         "time": ("time", times),
     }
     return xr.Dataset(data_vars, coords=coords)
+
+
+def _write_stacked(path, ds: xr.Dataset, b0: int, times, static, chunk: int) -> None:
+    """One block of times into a stacked store, created at the first block (``static``: the
+    static fields, given then): the coordinates (every time) through xarray, then ``fields``
+    and ``static_fields`` (one shard a face and time; one time per chunk)."""
+    import zarr
+
+    from screamcast.data import stacked
+
+    n = ds.sizes["y"]
+    if b0 == 0:
+        coords = xr.Dataset(coords=ds.drop_vars("time").coords, attrs=ds.attrs)
+        coords = coords.assign_coords(time=("time", times))
+        encoding = {"time": time_encoding(times)}
+        coords.to_zarr(path, mode="w-", encoding=encoding, zarr_format=3, consolidated=False)
+        group = zarr.open_group(path, mode="r+")
+        entries = [(v, 1, None, ds[v].attrs) for v in PROGNOSTIC + DIAGNOSTIC]
+        stacked.create_stack(group, stacked.stack_spec(entries), len(times), n, chunk, n)
+        spec = stacked.stack_spec([(v, 1, None, static[v].attrs) for v in STATIC])
+        array = stacked.create_stack(group, spec, None, n, chunk, n)
+        array[:] = np.stack([static[v].values for v in STATIC])  # (C, 6, n, n)
+    group = zarr.open_group(path, mode="r+")
+    block = np.stack([ds[v].values for v in PROGNOSTIC + DIAGNOSTIC], axis=1)  # (t, C, 6, n, n)
+    group[stacked.FIELDS][b0 : b0 + block.shape[0]] = block
 
 
 def _with_statics(ds: xr.Dataset, fine: PhysicsGrid, coarsen: int) -> xr.Dataset:
@@ -321,13 +356,21 @@ def main(argv: list[str] | None = None) -> None:
         "--calendar", default="proleptic_gregorian", help="CF calendar of the times (e.g. noleap)"
     )
     ap.add_argument("--chunk", type=int, default=None, help="chunk side (default: n up to 64)")
+    ap.add_argument(
+        "--layout",
+        choices=("stacked", "variables"),
+        default="stacked",
+        help="stacked: every channel in one sharded array, as the ingestion tool writes "
+        "(default); variables: one array per variable",
+    )
     ap.add_argument("--reference", type=Path, help="also write a coarse nudging reference here")
     ap.add_argument("--reference-coarsen", type=int, default=4)
     ap.add_argument("--reference-step-hours", type=float, default=6.0)
     ap.add_argument("--latlon-reference", type=Path, help="also write a lat-lon reference here")
     args = ap.parse_args(argv)
     kw = dict(days=args.days, seed=args.seed, start=args.start, calendar=args.calendar)
-    write_store(args.output, args.n, step_hours=args.step_hours, chunk=args.chunk, **kw)
+    cube = dict(layout=args.layout)  # the lat-lon reference is one array per variable
+    write_store(args.output, args.n, step_hours=args.step_hours, chunk=args.chunk, **kw, **cube)
     print(f"wrote {args.output}")
     if args.reference:
         if args.n % args.reference_coarsen:
@@ -339,6 +382,7 @@ def main(argv: list[str] | None = None) -> None:
             step_hours=args.reference_step_hours,
             coarsen=args.reference_coarsen,
             **kw,
+            **cube,
         )
         print(f"wrote {args.reference} (n={n_ref}, every {args.reference_step_hours} h)")
     if args.latlon_reference:

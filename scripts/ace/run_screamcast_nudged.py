@@ -195,9 +195,9 @@ def demo_arguments() -> list[str]:
     data, ref = ROOT / "demo_data" / "demo.zarr", ROOT / "demo_data" / "reference.zarr"
     if not data.exists():
         print(f"building the demo store {data} ...", flush=True)
-        write_store(data, 48, days=14)
+        write_store(data, 48, days=14, layout="stacked")
     if not ref.exists():
-        write_store(ref, 12, days=14, step_hours=6, coarsen=4)
+        write_store(ref, 12, days=14, step_hours=6, coarsen=4, layout="stacked")
     best = ROOT / "runs" / "demo" / "best.pth"
     _refuse_stale_demo(data, best)
     if not best.exists():

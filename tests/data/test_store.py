@@ -209,6 +209,9 @@ def test_s3_errors_are_clear(s3, url, change, message):
 
 @pytest.mark.s3
 def test_s3_endpoint_that_does_not_answer(s3):
+    """Refused connections are retried (botocore's attempts, then ours), then named. Two
+    botocore attempts here, not the four of production, whose backoff takes seconds."""
     options = s3["options"] | {"endpoint_url": f"http://127.0.0.1:{free_port()}"}
+    options["config_kwargs"] = {"retries": {"mode": "standard", "max_attempts": 2}}
     with pytest.raises(st.StoreError, match="endpoint http://127.0.0.1:\\d+ does not answer"):
         st.open_store(s3["url"], options, retries=1)

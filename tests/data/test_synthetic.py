@@ -155,6 +155,8 @@ def test_cli(tmp_path):
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert xr.open_zarr(tmp_path / "r.zarr", chunks=None).sizes["y"] == 4
+    raw = xr.open_zarr(tmp_path / "a.zarr", chunks=None)  # stacked by default, as ingested
+    assert raw["fields"].dims == ("time", "channel", "face", "y", "x") and "u" not in raw
     assert dict(xr.open_zarr(tmp_path / "ll.zarr", chunks=None).sizes) == {
         "time": 3,
         "lat": 36,
@@ -171,3 +173,22 @@ def test_a_store_written_in_several_blocks_keeps_its_attrs(tmp_path):
     attrs = dict(zarr.open_group(path).attrs)
     assert attrs["grid"] == "ne4pg2" and attrs["seed"] == 0
     assert xr.open_zarr(path, chunks=None).sizes["time"] == 5
+
+
+def test_the_stacked_layout_holds_the_same_store(tmp_path):
+    """Written in several blocks of times, stacked: through ``open_store`` the per-variable
+    store, values, coordinates and attrs alike; bad layouts are refused by name."""
+    from screamcast.data.store import open_store
+
+    kw = dict(n=8, days=0.5, step_hours=3, block=2)
+    a = syn.write_store(tmp_path / "a.zarr", **kw)
+    b = syn.write_store(tmp_path / "b.zarr", **kw, layout="stacked")
+    A, B = open_store(a).load(), open_store(b).load()
+    del A.attrs["screamcast_url"], B.attrs["screamcast_url"]
+    xr.testing.assert_identical(A, B)
+    assert B.sizes["time"] == 5 and B.attrs["grid"] == "ne4pg2"
+    with pytest.raises(ValueError, match="layout must be 'variables' or 'stacked', got 'stack'"):
+        syn.write_store(tmp_path / "c.zarr", 8, days=0.25, layout="stack")
+    with pytest.raises(ValueError, match="stacked layout needs zarr v3"):
+        syn.write_store(tmp_path / "c.zarr", 8, days=0.25, layout="stacked", zarr_format=2)
+    assert not (tmp_path / "c.zarr").exists()

@@ -158,8 +158,11 @@ def test_the_next_reference_time_is_read_in_the_background(tiny_reference, tmp_p
     nudger.close()
 
     broken = shutil.copytree(tiny_reference, tmp_path / "broken.zarr")
-    chunks = sorted(p for p in (broken / "u" / "c" / "2").rglob("*") if p.is_file())
-    chunks[0].write_bytes(b"not a compressed chunk")
+    # the stacked store's shard of time 2, face 0 (u is one of its channels)
+    shard = broken / "fields" / "c" / "2" / "0" / "0" / "0" / "0"
+    data = bytearray(shard.read_bytes())
+    data[:16] = b"not a compressed"  # the shard's index (at its end) intact: a chunk broken
+    shard.write_bytes(bytes(data))
     ref = open_store(broken, variables=["u"], n=4)
     nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(4), name=str(broken))
     nudger.target(times[1])  # starts reading time 2 in the background: it fails there
