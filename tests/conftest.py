@@ -13,6 +13,11 @@ import pytest
 # without credentials, every later one must be signed with the user's key, so wrong
 # credentials are refused for real.
 os.environ.setdefault("INITIAL_NO_AUTH_ACTION_COUNT", "4")
+# Under pytest-xdist (ci/test.sh: one worker per core) each worker, and every process its tests
+# start, computes on one thread: torch's default pool of one thread per core in each worker
+# would put twice as many busy threads as cores on the machine.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 TINY = dict(n=16, days=2.0, step_hours=3.0, chunk=8)
 
