@@ -67,9 +67,8 @@ class ModelDescription:
 
     @property
     def model(self) -> dict:
-        """The architecture; ``upsample`` is nearest and ``downsample`` avg for checkpoints
-        from before those options."""
-        return {"upsample": "nearest", "downsample": "avg"} | dict(self.config["model"])
+        """The architecture; ``upsample`` is nearest for checkpoints from before the option."""
+        return {"upsample": "nearest"} | dict(self.config["model"])
 
     @property
     def inputs(self) -> dict:

@@ -62,9 +62,6 @@ class ModelConfig:
     # the decoder's upsampling: bilinear, or nearest (what older checkpoints were trained with,
     # and what they keep: their configs lack the key); docs/training.md
     upsample: str = "bilinear"
-    # the encoder's downsampling: avg (2 x 2 block means; older checkpoints') or blur (a
-    # binomial low-pass first, against the pooling grid's imprint); docs/training.md
-    downsample: str = "avg"
 
 
 @dataclass

@@ -119,7 +119,6 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
         m.levels,
         m.blocks,
         m.get("upsample", "nearest"),  # absent from older checkpoints' configs
-        m.get("downsample", "avg"),  # likewise
     )
     return Pipeline(
         net,

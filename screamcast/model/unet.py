@@ -25,19 +25,6 @@ class ResBlock(nn.Module):
         return self.skip(x) + self.conv2(self.act(self.conv1(self.act(x))))
 
 
-def blur_pool(h: torch.Tensor) -> torch.Tensor:
-    """Halve the resolution after a binomial low-pass ([1, 3, 3, 1] / 8 a side), centred where
-    ``avg_pool2d(h, 2)`` is: averaging 2 x 2 blocks aliases what the blocks cut, so a network's
-    error takes the period of its pooling grid (the tile imprint, docs/training.md); the wider
-    filter keeps the subsampling from printing it (Zhang 2019, "Making convolutional networks
-    shift-invariant again"). Edges replicated: a crop's border is not a zero."""
-    C = h.shape[1]
-    k = torch.tensor([1.0, 3.0, 3.0, 1.0], dtype=h.dtype, device=h.device) / 8
-    kernel = (k[:, None] * k[None, :]).expand(C, 1, 4, 4)  # (C, 1, 4, 4), depthwise
-    padded = nn.functional.pad(h, (1, 1, 1, 1), mode="replicate")  # (B, C, S + 2, S + 2)
-    return nn.functional.conv2d(padded, kernel, stride=2, groups=C)  # (B, C, S/2, S/2)
-
-
 class UNet(nn.Module):
     """``levels`` halvings of the resolution; widths ``width * 2**level``.
 
@@ -45,7 +32,6 @@ class UNet(nn.Module):
     ``upsample``: ``nearest`` copies each coarse value to a 2 x 2 block, so the decoder's
     features jump at the pooling grid's lines, which all meet at the centre of a crop (and of a
     rollout tile); ``bilinear`` interpolates across them (docs/training.md, the tile imprint).
-    ``downsample``: ``avg`` (2 x 2 block means) or ``blur`` (:func:`blur_pool`).
     """
 
     def __init__(
@@ -56,14 +42,11 @@ class UNet(nn.Module):
         levels: int = 2,
         blocks: int = 1,
         upsample: str = "nearest",
-        downsample: str = "avg",
     ):
         super().__init__()
         if upsample not in ("nearest", "bilinear"):
             raise ValueError(f"model.upsample must be nearest or bilinear, got {upsample!r}")
-        if downsample not in ("avg", "blur"):
-            raise ValueError(f"model.downsample must be avg or blur, got {downsample!r}")
-        self.levels, self.upsample, self.downsample = levels, upsample, downsample
+        self.levels, self.upsample = levels, upsample
         widths = [width * 2**i for i in range(levels + 1)]
         self.stem = nn.Conv2d(c_in, width, 3, padding=1)
         self.down = nn.ModuleList()
@@ -84,10 +67,6 @@ class UNet(nn.Module):
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
 
-    @staticmethod
-    def _avg_pool(h: torch.Tensor) -> torch.Tensor:
-        return nn.functional.avg_pool2d(h, 2)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(B, c_in, S, S) -> (B, c_out, S, S)``; ``S`` divisible by ``2**levels``."""
         f = 2**self.levels
@@ -99,8 +78,7 @@ class UNet(nn.Module):
         skips = []
         for i, block in enumerate(self.down):
             if i:
-                pool = blur_pool if self.downsample == "blur" else self._avg_pool
-                h = pool(h)  # (B, C, S/2^i, S/2^i)
+                h = nn.functional.avg_pool2d(h, 2)  # (B, C, S/2^i, S/2^i)
             h = block(h)
             skips.append(h)
         for block, skip in zip(self.up, reversed(skips[:-1]), strict=True):

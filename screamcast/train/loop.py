@@ -74,7 +74,7 @@ def check_compatible(
     want = {
         "variables": {k: list(d[k]) for k in ("prognostic", "diagnostic", "static")},
         "grid": {"n": d.n, "name": grid},
-        "model": {k: m[k] for k in ("width", "levels", "blocks", "upsample", "downsample")},
+        "model": {k: m[k] for k in ("width", "levels", "blocks", "upsample")},
         "inputs": {"solar_time": d.solar_time},
     }
     try:

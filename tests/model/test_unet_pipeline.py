@@ -69,39 +69,3 @@ def test_bad_crop_size_is_refused():
 def test_stats_travel_in_the_state_dict():
     sd = pipeline().state_dict()
     assert float(sd["mean"][0, 1]) == 1.0 and float(sd["diff_std"][0, 0]) == 0.5
-
-
-def test_blur_pool_passes_what_it_should_and_aliases_less_than_block_means():
-    """A constant and a ramp (inside) come out as the 2 x 2 block means do (same centring);
-    a wave of period 4 pixels (the coarse grid's Nyquist, where the pooling grid prints its
-    period) keeps ~1/2 of what block means keep: cos(w/2)^3 against cos(w/2) at w = pi/2."""
-    from screamcast.model.unet import blur_pool
-
-    const = torch.full((1, 2, 8, 8), 3.0)
-    torch.testing.assert_close(blur_pool(const), const[..., ::2, ::2])
-    ramp = torch.arange(16.0).repeat(16, 1)[None, None]  # (1, 1, 16, 16)
-    avg = torch.nn.functional.avg_pool2d(ramp, 2)
-    torch.testing.assert_close(blur_pool(ramp)[..., 1:-1], avg[..., 1:-1])
-    x = torch.arange(64.0)
-    gains = []
-    for pool in (blur_pool, lambda h: torch.nn.functional.avg_pool2d(h, 2)):
-        amp = []
-        for phase in torch.linspace(0, 3.0, 7):
-            wave = torch.cos(torch.pi / 2 * (x + phase)).repeat(64, 1)[None, None]
-            amp.append(pool(wave)[..., 4:-4, 4:-4].abs().max())  # inside, away from the edges
-        gains.append(max(amp))
-    blur, block = (float(g) for g in gains)
-    assert block == pytest.approx(0.7071, abs=1e-3) and blur == pytest.approx(0.3536, abs=1e-3)
-
-
-def test_a_blur_pool_unet_is_another_architecture():
-    a = UNet(5, 3, 8, 2, 1, "bilinear", "blur")
-    b = UNet(5, 3, 8, 2, 1, "bilinear")
-    b.load_state_dict(a.state_dict())  # the same weights: the filter is fixed, not learnt
-    for net in (a, b):
-        torch.nn.init.normal_(net.head.weight)
-    b.load_state_dict(a.state_dict())
-    x = torch.randn(1, 5, 32, 32)
-    assert not torch.allclose(a(x), b(x)) and a(x).shape == (1, 3, 32, 32)
-    with pytest.raises(ValueError, match="model.downsample must be avg or blur, got 'max'"):
-        UNet(5, 3, downsample="max")
