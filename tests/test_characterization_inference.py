@@ -21,7 +21,8 @@ precip 13.2 (temperature 3: below float32's resolution of a 300 K field); the cr
 with the uniform intra-face average: temperature 671, u 1765, precip 5473; the cosine-window
 intra-face config run with crop: temperature 57, u 267, precip 729. All passed the old check.
 The references were regenerated when the inputs moved to E3SM's physics grid ne32pg2 (issue
-14), and again when the intra-face production configs took the cosine tile window (issue 19).
+14), again when the intra-face production configs took the cosine tile window (issue 19), and
+for the nudged config when a coarse reference's increment became bilinear (issue 19).
 """
 
 from __future__ import annotations

@@ -2,8 +2,11 @@
 # Copyright 2026 The screamcast authors
 """Relaxation toward a reference: ``x += alpha * P(x_ref(t) - x)``, ``alpha = 1 - exp(-dt/tau)``.
 
-``P`` keeps the scales the reference resolves: the block mean over each reference cell,
-broadcast back (the identity when the reference is on the model grid). A regular lat-lon
+``P`` keeps the scales the reference resolves: the block mean over each reference cell, the
+increment taken back to the model's cells bilinearly within each face (``increment="bilinear"``,
+the default) or as one value per block (``"block"``: it prints the reference's cells on the
+nudged fields, a lattice that grows with every step; docs/rollout.md), the identity when the
+reference is on the model grid. A regular lat-lon
 reference is put on the cube by nearest neighbour (:mod:`screamcast.grid.regrid`) and ``P`` is
 the area-weighted mean over the cube cells that share a nearest reference point; cells outside
 a regional reference's domain are not nudged (or, with ``partial="refuse"``, such a reference
@@ -42,9 +45,13 @@ class Nudger:
         grid: PhysicsGrid,
         name: str = "reference",
         partial: str = "nudge",
+        increment: str = "bilinear",
     ):
         if not tau_hours > 0:
             raise NudgingError(f"nudge_tau_hours must be positive, got {tau_hours}")
+        if increment not in ("bilinear", "block"):
+            raise NudgingError(f"nudge_increment must be bilinear or block, got {increment!r}")
+        self.increment = increment
         for v in variables:
             if v not in state_vars:
                 raise NudgingError(
@@ -101,7 +108,10 @@ class Nudger:
                 f"nearest neighbour from the {shape} lat-lon grid, mean over the "
                 f"{self.map.n_groups} groups of cells sharing a reference point"
             )
-        return "identity" if self.factor == 1 else f"block mean over {self.factor}x{self.factor}"
+        if self.factor == 1:
+            return "identity"
+        block = f"block mean over {self.factor}x{self.factor}"
+        return block if self.increment == "block" else f"{block}, increment bilinear in each face"
 
     def check_covers(self, first: object, last: object) -> None:
         if first < self.times[0] or last > self.times[-1]:
@@ -188,9 +198,18 @@ class Nudger:
                 m = field.shape[-1] // f
                 w = self._block_weights(x)  # (6, n, n), summing to 1 over each block
                 coarse = (field * w).reshape(6, m, f, m, f).sum(dim=(2, 4))  # (6, m, m)
-                delta = (ref[k] - coarse).repeat_interleave(f, 1).repeat_interleave(f, 2)
-                x[c] += self.alpha * delta
+                x[c] += self.alpha * self._to_cells(ref[k] - coarse, f)  # (6, n, n)
         return x
+
+    def _to_cells(self, delta: torch.Tensor, f: int) -> torch.Tensor:
+        """A block increment ``(6, m, m)`` on the model's cells ``(6, n, n)``: bilinear between
+        block centres (edges held at a face's border), or one value per block."""
+        if self.increment == "block":
+            return delta.repeat_interleave(f, 1).repeat_interleave(f, 2)
+        fine = torch.nn.functional.interpolate(
+            delta[:, None], scale_factor=f, mode="bilinear", align_corners=False
+        )  # (6, 1, n, n): block centres at (i + 1/2) f - 1/2, as the blocks' own
+        return fine[:, 0]
 
     def _block_weights(self, like: torch.Tensor) -> torch.Tensor:
         """Each model cell's share of its ``f x f`` block's area, ``(6, n, n)``."""

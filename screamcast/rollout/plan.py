@@ -60,6 +60,8 @@ class RolloutOptions:
     # uniform at every lead of the demo's rollouts (docs/halo-adjoint-cross-face.md)
     halo_adjoint_window: str = "cosine"
     nudge_tau_hours: float = 6.0
+    # a coarser reference's increment on the model's cells: bilinear, or one value per block
+    nudge_increment: str = "bilinear"
     nudge_vars: list[str] = field(default_factory=list)
     device: str = "cpu"
     batch_size: int = 16
@@ -191,6 +193,7 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, ds, out_times, var_attrs) ->
         dataset_grid(ds),
         name=o.reference,
         partial=o.partial_reference,
+        increment=o.nudge_increment,
     )
     nudger.check_covers(out_times[1], out_times[-1])
     nudger.check_units({v: var_attrs.get(v, {}).get("units") for v in nudge_vars})

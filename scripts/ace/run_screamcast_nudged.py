@@ -55,6 +55,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--nudge-tau-hours", type=float, default=6.0)
     p.add_argument(
+        "--nudge-increment",
+        choices=["bilinear", "block"],
+        default="bilinear",
+        help="a coarser cube reference's increment on the model's cells: bilinear between "
+        "block centres (default), or one value per block (prints the reference's cells on the "
+        "nudged fields; the default before this option)",
+    )
+    p.add_argument(
         "--nudge-vars",
         default="",
         help="comma-separated (default: u,v,temperature); a 3-D variable (T_mid) nudges all its "
@@ -286,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         reassembly=Reassembly.from_flags(args.halo_adjoint, args.halo_adjoint_cross_face),
         halo_adjoint_window=args.halo_adjoint_window or "cosine",
         nudge_tau_hours=args.nudge_tau_hours,
+        nudge_increment=args.nudge_increment,
         nudge_vars=[v for v in args.nudge_vars.split(",") if v],
         device=args.device,
         batch_size=args.batch_size,
