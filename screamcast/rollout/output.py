@@ -151,6 +151,9 @@ def check_resume_settings(path: Path, attrs: dict) -> None:
         if k in have and have[k] != attrs.get(k)
     ]
     if diff:
+        old = str(have.get("nudge_projection", ""))
+        if old.startswith("block mean") and "increment" not in old:  # made before the option
+            diff.append("an output nudged before --nudge-increment resumes with it set to block")
         raise OutputError(
             f"cannot resume {path} with other settings than the ones that made it ("
             + "; ".join(diff)

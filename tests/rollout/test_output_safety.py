@@ -136,6 +136,7 @@ def test_output_on_s3_is_refused_before_anything_is_written(
         (["--no-reference"], "nudging: output has 1, this run 0"),
         (["--steps", "6"], "steps: output has 4, this run 6"),
         (["--other-checkpoint"], "checkpoint_sha256: output has"),
+        (["--nudge-increment", "block"], "this run 'block mean over 4x4'"),
     ],
 )
 def test_resume_refuses_other_settings(
@@ -167,6 +168,24 @@ def test_resume_refuses_other_settings(
     assert cli.main(args(ckpt, tiny_store, path, *common, "--resume", steps=steps)) == 2
     assert message in capsys.readouterr().err
     assert snapshot(path) == before
+
+
+def test_an_output_nudged_before_the_bilinear_increment_resumes_with_block(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys
+):
+    """Outputs nudged with one increment per block (all of them, before the option) are
+    refused by today's default, with the flag that continues them named."""
+    path = tmp_path / "r.zarr"
+    common = ["--reference", str(tiny_reference)]
+    assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, steps=4)) == 0
+    zarr.open_group(path, mode="r+").attrs["nudge_projection"] = "block mean over 4x4"  # as then
+    with_default = args(tiny_checkpoint, tiny_store, path, *common, "--resume", steps=4)
+    assert cli.main(with_default) == 2
+    assert "resumes with it set to block" in capsys.readouterr().err
+    block = ["--nudge-increment", "block"]
+    assert (
+        cli.main(args(tiny_checkpoint, tiny_store, path, *common, *block, "--resume", steps=4)) == 0
+    )
 
 
 def test_a_second_run_on_a_locked_output_is_refused(tiny_checkpoint, tiny_store, finished, capsys):
