@@ -79,6 +79,21 @@ def create_stack(group, spec: list[list], times: int | None, n: int, chunk: int,
     return array
 
 
+def write_stack(group, fields: dict, t0: int | None = None) -> None:
+    """``fields`` (``{variable: array}``) into the group's stack in one write (every shard of
+    these times written whole, once): times ``t0 ..`` of ``fields (t, [L,] 6, n, n)``, or with
+    ``t0=None`` the static stack from ``fields (6, n, n)``."""
+    array = STATIC if t0 is None else FIELDS
+    entries = group.attrs[ATTR][array]
+    first = np.asarray(next(iter(fields.values())))
+    lead = () if t0 is None else (first.shape[0],)
+    stack = np.empty((*lead, entries[-1][2], *first.shape[-3:]), "f4")  # ([t,] C, 6, n, n)
+    for name, start, stop, _, _ in entries:  # ([t,] [L,] 6, n, n) -> ([t,] L, 6, n, n)
+        channels = np.asarray(fields[name]).reshape(*lead, stop - start, *stack.shape[-3:])
+        stack[..., start:stop, :, :, :] = channels
+    group[array][slice(None) if t0 is None else slice(t0, t0 + lead[0])] = stack
+
+
 class _StackChannels(BackendArray):
     """One variable's channels of a stack, read through a one-entry cache that every variable
     of the stack shares: reading all variables at one time (``ds[names].isel(time=t)``)

@@ -278,15 +278,14 @@ def _write_stacked(path, ds: xr.Dataset, b0: int, times, static, chunk: int) -> 
         coords = coords.assign_coords(time=("time", times))
         encoding = {"time": time_encoding(times)}
         coords.to_zarr(path, mode="w-", encoding=encoding, zarr_format=3, consolidated=False)
-        group = zarr.open_group(path, mode="r+")
+    group = zarr.open_group(path, mode="r+")
+    if b0 == 0:
         entries = [(v, 1, None, ds[v].attrs) for v in PROGNOSTIC + DIAGNOSTIC]
         stacked.create_stack(group, stacked.stack_spec(entries), len(times), n, chunk, n)
         spec = stacked.stack_spec([(v, 1, None, static[v].attrs) for v in STATIC])
-        array = stacked.create_stack(group, spec, None, n, chunk, n)
-        array[:] = np.stack([static[v].values for v in STATIC])  # (C, 6, n, n)
-    group = zarr.open_group(path, mode="r+")
-    block = np.stack([ds[v].values for v in PROGNOSTIC + DIAGNOSTIC], axis=1)  # (t, C, 6, n, n)
-    group[stacked.FIELDS][b0 : b0 + block.shape[0]] = block
+        stacked.create_stack(group, spec, None, n, chunk, n)
+        stacked.write_stack(group, {v: static[v].values for v in STATIC})  # (C, 6, n, n)
+    stacked.write_stack(group, {v: ds[v].values for v in PROGNOSTIC + DIAGNOSTIC}, b0)
 
 
 def _with_statics(ds: xr.Dataset, fine: PhysicsGrid, coarsen: int) -> xr.Dataset:

@@ -160,11 +160,7 @@ def _write(plan: Plan, fields: dict[str, np.ndarray], t0: int, t1: int) -> None:
         for name, values in fields.items():
             group[name][t0:t1] = values
         return
-    entries = spec[stacked.FIELDS]
-    stack = np.empty((t1 - t0, entries[-1][2], *next(iter(fields.values())).shape[-3:]), "f4")
-    for name, start, stop, _, _ in entries:  # (t, [L,] 6, n, n) -> (t, L, 6, n, n)
-        stack[:, start:stop] = fields[name].reshape(t1 - t0, stop - start, *stack.shape[2:])
-    group[stacked.FIELDS][t0:t1] = stack  # (t, C, 6, n, n)
+    stacked.write_stack(group, fields, t0)  # (t, C, 6, n, n), times t0 .. t1
 
 
 def marker_path(plan: Plan, t0: int) -> str:
