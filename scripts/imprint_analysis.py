@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Where a demo rollout's error sits at one lead: tile imprint, the period-4 lattice, face edges,
+the tracer hills (docs/rollout.md, "The tile imprint was the nudging's blocks").
+
+``python scripts/imprint_analysis.py OUTPUT [--lead 48] [--vars u,v,temperature] [--halo]``:
+for each variable, from |error| against the demo store at ``lead``: the imprint (worst
+tile-local mean over the mean), the lattice (the same map averaged over positions mod 4), the
+mean |error| at each face's x = 0 and x = n - 1 columns and under the tracer hills
+(tracer > 0.1) over the mean. ``--halo``: also the KNN halo's error against the exact flow at
+the output's start, per face side (first two halo columns, mean |difference|).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from screamcast.data.calendar import DECODER
+from screamcast.data.store import open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("output")
+    ap.add_argument("--data", default=str(ROOT / "demo_data/demo.zarr"))
+    ap.add_argument("--lead", type=int, default=48)
+    ap.add_argument("--vars", default="u,v,temperature")
+    ap.add_argument("--halo", action="store_true")
+    args = ap.parse_args()
+    truth = open_store(args.data)
+    out = xr.open_zarr(args.output, consolidated=False, decode_times=DECODER, chunks=None)
+    tile, t = int(out.attrs["tile"]), out["time"].values[args.lead]
+    hill = truth["tracer"].sel(time=t).values > 0.1  # (6, n, n)
+    for v in args.vars.split(","):
+        err = np.abs(out[v].sel(time=t).values - truth[v].sel(time=t).values)  # (6, n, n)
+        n, mean = err.shape[-1], err.mean()
+        m = n // tile
+        local = err.reshape(6, m, tile, m, tile).mean((0, 1, 3))  # (tile, tile)
+        q = tile // 4
+        mod4 = local.reshape(q, 4, q, 4).mean((0, 2))  # (4, 4): positions mod 4
+        cols = " ".join(
+            f"f{f} {err[f][:, 0].mean() / mean:.1f}/{err[f][:, -1].mean() / mean:.1f}"
+            for f in range(6)
+        )
+        print(
+            f"{v} +{args.lead}: mean |error| {mean:.4g}; imprint {local.max() / local.mean():.2f}; "
+            f"lattice {mod4.max() / mod4.mean():.2f}; under the tracer hills "
+            f"{err[hill].mean() / mean:.2f} ({hill.mean():.0%} of cells), elsewhere "
+            f"{err[~hill].mean() / mean:.2f}; columns x=0/x=n-1 over the mean: {cols}"
+        )
+    if args.halo:
+        halo_error(out["time"].values[0], int(out.attrs["halo"]), tile, args.vars.split(","))
+
+
+def halo_error(time, H: int, tile: int, variables: list[str]) -> None:
+    """The KNN halo of the exact demo flow against the flow itself at the halo's pixels."""
+    import torch
+
+    from screamcast.data.synthetic import FlowParameters, evaluate, output_times
+    from screamcast.grid import PhysicsGrid, TileLayout
+    from screamcast.grid.extended import ExtendedFaceGeometry
+    from screamcast.halo import HaloOperator
+
+    grid = PhysicsGrid.for_face_size(48)
+    layout = TileLayout(grid, tile, H)
+    geo = ExtendedFaceGeometry(layout)
+    t0, _ = output_times("2020-01-01T00:00", 14, 1.0, "proleptic_gregorian")  # the demo's
+    on_grid = evaluate(FlowParameters(seed=0), time, t0, grid.lat, grid.lon)
+    exact = evaluate(FlowParameters(seed=0), time, t0, geo.lat, geo.lon)
+    n = grid.n
+    sides = {
+        "x<0": (slice(H, H + n), slice(H - 2, H)),
+        "x>n": (slice(H, H + n), slice(H + n, H + n + 2)),
+        "y<0": (slice(H - 2, H), slice(H, H + n)),
+        "y>n": (slice(H + n, H + n + 2), slice(H, H + n)),
+    }
+    for v in variables:
+        ext = HaloOperator(layout).extend(torch.as_tensor(on_grid[v])[None, None])[0, 0]
+        diff = np.abs(ext.numpy() - exact[v])  # (6, P, P)
+        cells = " ".join(
+            f"f{f} " + ",".join(f"{diff[f][sl].mean():.3f}" for sl in sides.values())
+            for f in range(6)
+        )
+        print(f"{v} KNN halo |error| at {time} (x<0, x>n, y<0, y>n): {cells}")
+
+
+if __name__ == "__main__":
+    main()
