@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 """Where a demo rollout's error sits at one lead: tile imprint, the period-4 lattice, face edges,
-the tracer hills (docs/rollout.md, "The tile imprint was the nudging's blocks").
+where the tracer is (docs/rollout.md, "The tile imprint was the nudging's blocks").
 
 ``python scripts/imprint_analysis.py OUTPUT [--lead 48] [--vars u,v,temperature] [--halo]``:
 for each variable, from |error| against the demo store at ``lead``: the imprint (worst
 tile-local mean over the mean), the lattice (the same map averaged over positions mod 4), the
-mean |error| at each face's x = 0 and x = n - 1 columns and under the tracer hills
-(tracer > 0.1) over the mean. ``--halo``: also the KNN halo's error against the exact flow at
+mean |error| at each face's x = 0 and x = n - 1 columns and where the tracer exceeds 0.1,
+over the mean. ``--halo``: also the KNN halo's error against the exact flow at
 the output's start, per face side (first two halo columns, mean |difference|).
 """
 
@@ -50,7 +50,7 @@ def main() -> None:
         )
         print(
             f"{v} +{args.lead}: mean |error| {mean:.4g}; imprint {local.max() / local.mean():.2f}; "
-            f"lattice {mod4.max() / mod4.mean():.2f}; under the tracer hills "
+            f"lattice {mod4.max() / mod4.mean():.2f}; where tracer > 0.1 "
             f"{err[hill].mean() / mean:.2f} ({hill.mean():.0%} of cells), elsewhere "
             f"{err[~hill].mean() / mean:.2f}; columns x=0/x=n-1 over the mean: {cols}"
         )

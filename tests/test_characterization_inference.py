@@ -22,7 +22,9 @@ with the uniform intra-face average: temperature 671, u 1765, precip 5473; the c
 intra-face config run with crop: temperature 57, u 267, precip 729. All passed the old check.
 The references were regenerated when the inputs moved to E3SM's physics grid ne32pg2 (issue
 14), again when the intra-face production configs took the cosine tile window (issue 19), and
-for the nudged config when a coarse reference's increment became bilinear (issue 19).
+for the nudged config when a coarse reference's increment became bilinear (issue 19), and all
+four when the analytic input's tracer came to be carried by the wave's wind (issue 19: an input
+changed, not the code under test).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ so a rollout can be scored against an exact truth:
 
 - ``u``, ``v``, ``vorticity``: a Rossby-Haurwitz wave (Williamson et al. 1992, case 6), an exact
   solution of the barotropic vorticity equation moving east at angular speed ``nu``;
-- ``tracer``: two Gaussian hills rigidly advected by a solid-body rotation at 45 degrees to the
-  equator (Williamson case 1), so they cross cube corners;
+- ``tracer``: emitted where the ground is high, carried by the wave's own wind, decaying with a
+  6 h lifetime (``screamcast.data.wave_tracer``): what moves it is in the state;
 - ``temperature``: a meridional profile plus a diurnal cycle that lags the insolation by 3 h;
 - ``precip``: non-negative, zero over most of the globe: a clipped function of vorticity,
   stronger in daylight;
@@ -31,6 +31,7 @@ import xarray as xr
 from screamcast import __version__
 from screamcast.data.calendar import canonical, encode, parse, seconds
 from screamcast.data.forcing import cos_zenith, insolation
+from screamcast.data.wave_tracer import wave_tracer
 from screamcast.grid.cubed_sphere import latlon_to_xyz
 from screamcast.grid.physics import PhysicsGrid
 
@@ -42,27 +43,28 @@ ATTRS = {
     "u": ("m s-1", "eastward_wind", "eastward wind (Rossby-Haurwitz wave)"),
     "v": ("m s-1", "northward_wind", "northward wind (Rossby-Haurwitz wave)"),
     "vorticity": ("s-1", "atmosphere_relative_vorticity", "relative vorticity (RH wave)"),
-    "tracer": ("1", "mass_fraction_of_tracer_in_air", "tracer advected by solid-body rotation"),
+    "tracer": ("1", "mass_fraction_of_tracer_in_air", "tracer from high ground, moved by the wave"),
     "temperature": ("K", "air_temperature", "temperature with an insolation-driven diurnal cycle"),
     "precip": ("kg m-2 s-1", "precipitation_flux", "precipitation (clipped vorticity, daylight)"),
     "orography": ("m", "surface_altitude", "surface height"),
     "land_fraction": ("1", "land_area_fraction", "land fraction"),
 }
 PROGNOSTIC = ("u", "v", "vorticity", "tracer", "temperature")
+# what moves the tracer, in every store's attrs (a demo store built before has none)
+TRACER_ATTR = "source orography / 2500 m, carried by the wave's wind, lifetime {:g} h"
 DIAGNOSTIC = ("precip",)
 STATIC = ("orography", "land_fraction")
 
 
 @dataclass(frozen=True)
 class FlowParameters:
-    """Rossby-Haurwitz wave, tracer rotation and hill centres (the hills come from ``seed``)."""
+    """The Rossby-Haurwitz wave; ``seed`` sets the longitude of its crests at the start
+    (``lon0``; 0 for seed 0) and the tracer's lifetime is ``tracer_lifetime_hours``."""
 
     w: float = 7.848e-6
     K: float = 7.848e-6
     R: int = 4
-    rotation_days: float = 12.0
-    rotation_tilt: float = np.pi / 4
-    hill_width: float = 0.35  # radians
+    tracer_lifetime_hours: float = 6.0
     seed: int = 0
 
     @property
@@ -70,36 +72,27 @@ class FlowParameters:
         R = self.R
         return (R * (3 + R) * self.w - 2 * OMEGA) / ((1 + R) * (2 + R))
 
-    def hill_centres(self) -> np.ndarray:
-        rng = np.random.default_rng(self.seed)
-        lat = rng.uniform(-40, 40, size=2)
-        lon = rng.uniform(0, 360, size=2)
-        return latlon_to_xyz(lat, lon)  # (2, 3)
+    @property
+    def lon0(self) -> float:
+        """The wave's phase at the start (radians): spread over one wavelength by seed."""
+        return float((self.seed * 0.6180339887498949) % 1.0) * 2 * np.pi / self.R
 
 
 def rossby_haurwitz(p: FlowParameters, t: float, lat: np.ndarray, lon: np.ndarray):
     """``u, v`` (m s-1) and relative vorticity (s-1) at time ``t`` seconds; lat/lon radians."""
     a, w, K, R = EARTH_RADIUS, p.w, p.K, p.R
     c, s = np.cos(lat), np.sin(lat)
-    phase = R * (lon - p.nu * t)
+    phase = R * (lon - p.lon0 - p.nu * t)
     u = a * w * c + a * K * c ** (R - 1) * (R * s**2 - c**2) * np.cos(phase)
     v = -a * K * R * c ** (R - 1) * s * np.sin(phase)
     zeta = 2 * w * s - K * (R + 1) * (R + 2) * c**R * s * np.cos(phase)
     return u, v, zeta
 
 
-def _rotate(xyz: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rodrigues rotation of points ``(..., 3)`` about a unit ``axis`` by ``angle``."""
-    cos, sin = np.cos(angle), np.sin(angle)
-    return xyz * cos + np.cross(axis, xyz) * sin + axis * (xyz @ axis)[..., None] * (1 - cos)
-
-
-def tracer(p: FlowParameters, t: float, xyz: np.ndarray) -> np.ndarray:
-    """Gaussian hills advected rigidly: the initial field at the point rotated back."""
-    axis = np.array([-np.sin(p.rotation_tilt), 0.0, np.cos(p.rotation_tilt)])
-    back = _rotate(xyz, axis, -2 * np.pi * t / (p.rotation_days * DAY))
-    d2 = ((back[..., None, :] - p.hill_centres()) ** 2).sum(-1)  # (..., 2) chord^2
-    return np.exp(-d2 / (2 * p.hill_width**2)).sum(-1)
+def tracer(p: FlowParameters, t, xyz: np.ndarray) -> np.ndarray:
+    """The tracer at ``t`` seconds (or ``(T,)`` of them: much faster in one call) at points
+    ``xyz (..., 3)``: ``screamcast.data.wave_tracer``."""
+    return wave_tracer(p, t, xyz, lifetime_hours=p.tracer_lifetime_hours)
 
 
 def temperature(time, lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:
@@ -217,7 +210,7 @@ def write_store(
         fields = [evaluate(p, t, t0, fine.lat, fine.lon) for t in tb]
         ds = _time_block(fields, tb, grid, fine.area, coarsen)
         # every block carries the attrs: an append replaces the store's attrs with its own
-        ds.attrs = _store_attrs(grid, coarsen, seed)
+        ds.attrs = _store_attrs(grid, coarsen, p)
         if layout == "stacked":
             static = _with_statics(xr.Dataset(coords=ds.coords), fine, coarsen) if b0 == 0 else None
             _write_stacked(path, ds, b0, times, static, chunk)
@@ -297,12 +290,13 @@ def _with_statics(ds: xr.Dataset, fine: PhysicsGrid, coarsen: int) -> xr.Dataset
     return ds
 
 
-def _store_attrs(grid: PhysicsGrid, coarsen: int, seed: int) -> dict:
+def _store_attrs(grid: PhysicsGrid, coarsen: int, p: FlowParameters) -> dict:
     return {
         "title": "screamcast analytic flows (exact truth)",
         "source": f"screamcast {__version__} screamcast.data.synthetic",
         "grid": grid.name,
-        "seed": seed,
+        "seed": p.seed,
+        "tracer": TRACER_ATTR.format(p.tracer_lifetime_hours),
         "coarsened_from": f"ne{grid.ne * coarsen}pg{grid.pg}",
         "Conventions": "CF-1.8",
     }
@@ -349,7 +343,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=int, default=48, help="face size (default 48)")
     ap.add_argument("--days", type=float, default=14.0)
     ap.add_argument("--step-hours", type=float, default=1.0)
-    ap.add_argument("--seed", type=int, default=0, help="places the tracer hills")
+    ap.add_argument(
+        "--seed", type=int, default=0, help="the wave's starting longitude (0: Williamson's)"
+    )
     ap.add_argument("--start", default="2020-01-01T00:00")
     ap.add_argument(
         "--calendar", default="proleptic_gregorian", help="CF calendar of the times (e.g. noleap)"

@@ -183,16 +183,24 @@ def flag_words(message: str) -> str:
 
 
 def _refuse_stale_demo(data: Path, best: Path) -> None:
-    """A demo store (and model) built by a screamcast older than E3SM's grid is not rebuilt
-    silently: the user's files are theirs to delete."""
+    """A demo store (and model) built by an older screamcast (before E3SM's grid, or before
+    the tracer rode the wave's wind) is not rebuilt silently: the user's files are theirs to
+    delete."""
     import zarr
 
-    grid = zarr.open_group(data, mode="r").attrs.get("grid", "")
+    attrs = zarr.open_group(data, mode="r").attrs
+    grid = attrs.get("grid", "")
     if grid != "ne24pg2":
         raise ValueError(
             f"{data} was built by an older screamcast on the equiangular cube ({grid!r}); the "
             f"demo now runs on E3SM's grid ne24pg2: remove {data.parent} and {best.parent} to "
             "rebuild both"
+        )
+    if "tracer" not in attrs:
+        raise ValueError(
+            f"{data} was built by an older screamcast whose tracer rode a solid-body rotation "
+            f"that is not in the state; the demo's tracer is now carried by the wave's wind "
+            f"(docs/training.md): remove {data.parent} and {best.parent} to rebuild both"
         )
 
 

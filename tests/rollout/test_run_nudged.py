@@ -391,3 +391,20 @@ def test_production_config_sets_defaults_and_checks_the_checkpoint(
     assert cli.main(argv) == 2
     assert "has model.width=16, but" in capsys.readouterr().err
     assert not (tmp_path / "o.zarr").exists()
+
+
+def test_a_demo_store_from_before_the_wave_tracer_is_refused(tmp_path):
+    """A demo store written before the tracer rode the wave's wind (no ``tracer`` attr) is not
+    used with the new docs' numbers nor rebuilt over the user's files: refused, naming both
+    folders; a current store passes."""
+    store = zarr.open_group(tmp_path / "demo_data" / "demo.zarr", mode="w")
+    store.attrs["grid"] = "ne24pg2"
+    best = tmp_path / "runs" / "demo" / "best.pth"
+    with pytest.raises(ValueError, match="solid-body rotation.*remove .*demo_data and .*runs/demo"):
+        cli._refuse_stale_demo(tmp_path / "demo_data" / "demo.zarr", best)
+    from screamcast.data.synthetic import FlowParameters, _store_attrs
+    from screamcast.grid import PhysicsGrid
+
+    store.attrs.update(_store_attrs(PhysicsGrid.for_face_size(48), 1, FlowParameters()))
+    cli._refuse_stale_demo(tmp_path / "demo_data" / "demo.zarr", best)
+    assert "lifetime 6 h" in store.attrs["tracer"]
