@@ -3,7 +3,7 @@
 # Copyright 2026 The screamcast authors
 #
 # The README's first command: install into ./.venv and run the main job, the nudged rollout on
-# the embedded demo. On a fresh checkout it builds the analytic demo store (~15 s) and trains
+# the embedded demo. On a fresh checkout it builds the analytic demo store (~45 s) and trains
 # the demo model (~2.5 min on 2 CPU cores) first; later runs reuse both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
