@@ -37,7 +37,6 @@ from screamcast.grid.physics import PhysicsGrid
 
 EARTH_RADIUS = 6.37122e6  # m
 OMEGA = 7.292e-5  # s-1
-DAY = 86400.0
 
 ATTRS = {
     "u": ("m s-1", "eastward_wind", "eastward wind (Rossby-Haurwitz wave)"),
@@ -50,10 +49,10 @@ ATTRS = {
     "land_fraction": ("1", "land_area_fraction", "land fraction"),
 }
 PROGNOSTIC = ("u", "v", "vorticity", "tracer", "temperature")
-# what moves the tracer, in every store's attrs (a demo store built before has none)
-TRACER_ATTR = "source orography / 2500 m, carried by the wave's wind, lifetime {:g} h"
 DIAGNOSTIC = ("precip",)
 STATIC = ("orography", "land_fraction")
+# what moves the tracer, in every store's attrs (a demo store built before has none)
+TRACER_ATTR = "source orography / 2500 m, carried by the wave's wind, lifetime {:g} h"
 
 
 @dataclass(frozen=True)
