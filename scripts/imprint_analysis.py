@@ -36,7 +36,7 @@ def main() -> None:
     truth = open_store(args.data)
     out = xr.open_zarr(args.output, consolidated=False, decode_times=DECODER, chunks=None)
     tile, t = int(out.attrs["tile"]), out["time"].values[args.lead]
-    hill = truth["tracer"].sel(time=t).values > 0.1  # (6, n, n)
+    tracer_high = truth["tracer"].sel(time=t).values > 0.1  # (6, n, n)
     for v in args.vars.split(","):
         err = np.abs(out[v].sel(time=t).values - truth[v].sel(time=t).values)  # (6, n, n)
         n, mean = err.shape[-1], err.mean()
@@ -51,8 +51,8 @@ def main() -> None:
         print(
             f"{v} +{args.lead}: mean |error| {mean:.4g}; imprint {local.max() / local.mean():.2f}; "
             f"lattice {mod4.max() / mod4.mean():.2f}; where tracer > 0.1 "
-            f"{err[hill].mean() / mean:.2f} ({hill.mean():.0%} of cells), elsewhere "
-            f"{err[~hill].mean() / mean:.2f}; columns x=0/x=n-1 over the mean: {cols}"
+            f"{err[tracer_high].mean() / mean:.2f} ({tracer_high.mean():.0%} of cells), elsewhere "
+            f"{err[~tracer_high].mean() / mean:.2f}; columns x=0/x=n-1 over the mean: {cols}"
         )
     if args.halo:
         halo_error(out["time"].values[0], int(out.attrs["halo"]), tile, args.vars.split(","))
@@ -80,8 +80,9 @@ def halo_error(time, H: int, tile: int, variables: list[str]) -> None:
         "y<0": (slice(H - 2, H), slice(H, H + n)),
         "y>n": (slice(H + n, H + n + 2), slice(H, H + n)),
     }
+    halo = HaloOperator(layout)
     for v in variables:
-        ext = HaloOperator(layout).extend(torch.as_tensor(on_grid[v])[None, None])[0, 0]
+        ext = halo.extend(torch.as_tensor(on_grid[v])[None, None])[0, 0]
         diff = np.abs(ext.numpy() - exact[v])  # (6, P, P)
         cells = " ".join(
             f"f{f} " + ",".join(f"{diff[f][sl].mean():.3f}" for sl in sides.values())

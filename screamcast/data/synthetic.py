@@ -89,9 +89,9 @@ def rossby_haurwitz(p: FlowParameters, t: float, lat: np.ndarray, lon: np.ndarra
 
 
 def tracer(p: FlowParameters, t, xyz: np.ndarray) -> np.ndarray:
-    """The tracer at ``t`` seconds (or ``(T,)`` of them: much faster in one call) at points
-    ``xyz (..., 3)``: ``screamcast.data.wave_tracer``."""
-    return wave_tracer(p, t, xyz, lifetime_hours=p.tracer_lifetime_hours)
+    """The tracer at ``t`` seconds (or ``(T,)`` of them) at points ``xyz (..., 3)``:
+    ``screamcast.data.wave_tracer``."""
+    return wave_tracer(p, t, xyz)
 
 
 def temperature(time, lat_deg: np.ndarray, lon_deg: np.ndarray) -> np.ndarray:

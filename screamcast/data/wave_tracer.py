@@ -27,16 +27,14 @@ from __future__ import annotations
 
 import numpy as np
 
-LIFETIME_HOURS = 6.0
 MEMORY_LIFETIMES = 8
 STEP_HOURS = 1.0  # RK4 step; departure points to ~3e-5 of the unit sphere over 13 days
 
 
-def _shape_terms(xyz) -> tuple[np.ndarray, np.ndarray]:
-    """``synthetic.static_fields``' ``shape = A + B`` at points ``(..., 3)``, without
+def _shape_terms(x, y, z) -> tuple[np.ndarray, np.ndarray]:
+    """``synthetic.static_fields``' ``shape = A + B`` at points ``(x, y, z)``, without
     trigonometry: ``A = sin(2 lon + 0.5) cos(3 lat)`` (odd under a quarter turn about the pole),
-    ``B = 0.3 sin(5 lat)`` (even). ``xyz``: ``(..., 3)`` or the three coordinate arrays."""
-    x, y, z = (xyz[..., 0], xyz[..., 1], xyz[..., 2]) if isinstance(xyz, np.ndarray) else xyz
+    ``B = 0.3 sin(5 lat)`` (even)."""
     c2 = x * x + y * y  # cos^2 lat
     # sin(2 lon) cos(3 lat) = 2xy / c2 * cos(lat) (4 c2 - 3), likewise cos(2 lon)
     a = (2 * x * y * np.cos(0.5) + (x * x - y * y) * np.sin(0.5)) * (4 * c2 - 3)
@@ -47,7 +45,7 @@ def _shape_terms(xyz) -> tuple[np.ndarray, np.ndarray]:
 def emission(xyz: np.ndarray, sign: float = 1.0) -> np.ndarray:
     """The source ``S`` at points ``(..., 3)``: ``synthetic.static_fields``' orography / 2500 m,
     ``max(0, shape - 0.2) ** 1.5``; ``sign=-1``: at the points turned a quarter about the pole."""
-    return _source_from_terms(*_shape_terms(xyz), sign)
+    return _source_from_terms(*_shape_terms(*np.moveaxis(xyz, -1, 0)), sign)
 
 
 def _source_from_terms(a: np.ndarray, b: np.ndarray, sign: float) -> np.ndarray:
@@ -91,7 +89,7 @@ def _averaged_source(p, start: np.ndarray, angle: np.ndarray, lifetime_s: float,
         """``S`` and ``S`` turned a quarter, at wave-frame points ``X`` ``s`` seconds back."""
         c = cos_end * np.cos(p.nu * s) + sin_end * np.sin(p.nu * s)  # cos(angle - nu s)
         sn = sin_end * np.cos(p.nu * s) - cos_end * np.sin(p.nu * s)
-        a, b = _shape_terms((c * X[0] - sn * X[1], sn * X[0] + c * X[1], X[2]))
+        a, b = _shape_terms(c * X[0] - sn * X[1], sn * X[0] + c * X[1], X[2])
         return _source_from_terms(a, b, 1.0), _source_from_terms(a, b, -1.0)
 
     X = np.ascontiguousarray(start.T)  # (3, N)
@@ -111,39 +109,27 @@ def _averaged_source(p, start: np.ndarray, angle: np.ndarray, lifetime_s: float,
 
 
 def wave_tracer(
-    p,
-    seconds,
-    xyz: np.ndarray,
-    lifetime_hours: float = LIFETIME_HOURS,
-    memory: int = MEMORY_LIFETIMES,
-    step_hours: float = STEP_HOURS,
+    p, seconds, xyz: np.ndarray, memory: int = MEMORY_LIFETIMES, step_hours: float = STEP_HOURS
 ) -> np.ndarray:
-    """The tracer at ``seconds`` (a number, or ``(T,)`` for many times at once: one batch is
-    much faster) after the wave's phase origin, at points ``xyz (..., 3)`` (``p``:
-    ``synthetic.FlowParameters``); shape ``(...)`` or ``(T, ...)``."""
+    """The tracer at ``seconds`` (a number, or ``(T,)`` of them in one call) after the wave's
+    phase origin, at points ``xyz (..., 3)``; shape ``(...)`` or ``(T, ...)``. ``p``:
+    ``synthetic.FlowParameters`` (the wave, ``lon0`` and ``tracer_lifetime_hours``)."""
     times = np.atleast_1d(np.asarray(seconds, dtype=float))  # (T,)
     points = xyz.reshape(-1, 3)  # (N, 3)
     lon = np.arctan2(points[:, 1], points[:, 0])
     quarter = np.floor(lon / (np.pi / 2)).astype(int) % 4  # (N,)
     home = _turn(points, -quarter * np.pi / 2)  # every point in the quarter 0 <= lon < 90
-    unique, inverse = np.unique(np.round(home, 9), axis=0, return_inverse=True)
+    _, first, inverse = np.unique(np.round(home, 9), axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)  # (N,)
-    home = home[_first_index(inverse, len(unique))]  # (U, 3)
+    home = home[first]  # (U, 3): one point for each distinct home position
     # the points' positions in the frame turning with the wave, at each time
-    angle = np.broadcast_to(p.lon0 + p.nu * times[:, None], (len(times), len(unique)))  # (T, U)
+    angle = np.broadcast_to(p.lon0 + p.nu * times[:, None], (len(times), len(home)))  # (T, U)
     start = _turn(home[None], -angle)  # (T, U, 3)
-    lifetime = lifetime_hours * 3600.0
+    lifetime = p.tracer_lifetime_hours * 3600.0
     step = step_hours * 3600.0
     q = _averaged_source(p, start.reshape(-1, 3), angle.reshape(-1), lifetime, memory, step)
-    q = q.reshape(2, len(times), len(unique))  # (parity, T, U)
+    q = q.reshape(2, len(times), len(home))  # (parity, T, U)
     # the wave is unchanged by a quarter turn; the source's odd part changes sign
     q = q[quarter % 2, :, inverse].T  # (T, N)
     q = q.reshape(len(times), *xyz.shape[:-1])
     return q if np.ndim(seconds) else q[0]
-
-
-def _first_index(inverse: np.ndarray, count: int) -> np.ndarray:
-    """For each unique row, the index of one point that maps to it."""
-    first = np.empty(count, dtype=int)
-    first[inverse[::-1]] = np.arange(len(inverse))[::-1]
-    return first
