@@ -206,21 +206,10 @@ class Nudger:
         block centres (edges held at a face's border), or one value per block."""
         if self.increment == "block":
             return delta.repeat_interleave(f, 1).repeat_interleave(f, 2)
-        # EXPERIMENT (reverted): the coarse increment given a one-cell halo from the
-        # neighbour faces (KNN halo operator on the reference's grid), so that the bilinear
-        # step is continuous across face edges
-        from screamcast.grid.tiling import TileLayout
-        from screamcast.halo import HaloOperator
-
-        if not hasattr(self, "_coarse_halo"):
-            coarse = PhysicsGrid(self._grid.ne // f, self._grid.pg)
-            self._coarse_halo = HaloOperator(TileLayout(coarse, coarse.n, 1))
-        ext = self._coarse_halo.extend(delta[None, None].double())[0, 0].to(delta.dtype)
         fine = torch.nn.functional.interpolate(
-            ext[:, None], scale_factor=f, mode="bilinear", align_corners=False
-        )  # (6, 1, n + 2f, n + 2f)
-        n = delta.shape[-1] * f
-        return fine[:, 0, f : f + n, f : f + n]
+            delta[:, None], scale_factor=f, mode="bilinear", align_corners=False
+        )  # (6, 1, n, n): block centres at (i + 1/2) f - 1/2, as the blocks' own
+        return fine[:, 0]
 
     def _block_weights(self, like: torch.Tensor) -> torch.Tensor:
         """Each model cell's share of its ``f x f`` block's area, ``(6, n, n)``."""
