@@ -34,7 +34,7 @@ class TileLayout:
         grid: PhysicsGrid | CubedSphereGrid,
         tile: int,
         halo: int,
-        k: int = 12,  # EXPERIMENT (reverted): the quadratic fit's neighbours
+        k: int = 2,
         power: float = 1.0,
     ):
         n = grid.n
@@ -125,8 +125,7 @@ class TileLayout:
             chord, j = nn.kneighbors(targets[rows])
             idx[rows] = cand[other][j]
             dist[rows] = 2.0 * np.arcsin(np.minimum(chord / 2.0, 1.0))  # great-circle
-        # EXPERIMENT (reverted): local quadratic least squares instead of IDW
-        return pos, idx, quadratic_weights(targets, self.grid.xyz.reshape(-1, 3)[idx])
+        return pos, idx, inverse_distance_weights(dist, self.power)
 
     @property
     def ring_positions(self) -> np.ndarray:
@@ -193,21 +192,3 @@ def inverse_distance_weights(dist: np.ndarray, power: float = 1.0) -> np.ndarray
     first_hit = hit & (np.cumsum(hit, axis=1) == 1)
     inv = np.where(any_hit, first_hit.astype(np.float64), inv)
     return inv / inv.sum(axis=1, keepdims=True)
-
-
-def quadratic_weights(targets: np.ndarray, sources: np.ndarray) -> np.ndarray:
-    """EXPERIMENT (reverted): weights ``(R, k)`` of a least-squares quadratic through the ``k``
-    sources ``(R, k, 3)`` of each target ``(R, 3)``, in gnomonic coordinates on the target's
-    tangent plane (Gaussian distance weights), evaluated at the target."""
-    t = targets / np.linalg.norm(targets, axis=-1, keepdims=True)
-    ref = np.where(np.abs(t[:, 2:3]) < 0.9, [[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]])
-    e1 = np.cross(t, ref)
-    e1 /= np.linalg.norm(e1, axis=-1, keepdims=True)
-    e2 = np.cross(t, e1)
-    proj = sources / (sources * t[:, None]).sum(-1, keepdims=True)  # (R, k, 3)
-    a, b = (proj * e1[:, None]).sum(-1), (proj * e2[:, None]).sum(-1)  # (R, k)
-    h = np.sqrt(a**2 + b**2).max(-1, keepdims=True)
-    a, b = a / h, b / h
-    V = np.stack([np.ones_like(a), a, b, a * a, a * b, b * b], -1)  # (R, k, 6)
-    VtW = np.swapaxes(V, 1, 2) * np.exp(-(a**2 + b**2))[:, None, :]  # (R, 6, k)
-    return np.linalg.solve(VtW @ V, VtW)[:, 0, :]
