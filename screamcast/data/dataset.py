@@ -384,7 +384,6 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
                 static[b, c] = crop[v]
             static[b, F:] = self._trig[(slice(None), *win)]  # (4, S, S)
             area[b] = self.geo.area[win[1:]]  # the same on every face
-            area[b] *= self.geo.ring_row[0][win[1:]] < 0  # EXPERIMENT (reverted): loss in faces
             when[b] = np.arange(t, t + k + 1)
         trig = static[:, F:, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
         terms = self._solar[:, when, None, None]  # (4, B, k + 1, 1, 1)
