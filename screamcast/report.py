@@ -171,7 +171,8 @@ def plot_tile_imprint(path: str | Path, seams, variables: list[str]) -> Path:
     fig, axes = plt.subplots(1, V, figsize=(2.6 * V, 2.6), constrained_layout=True, squeeze=False)
     for i, v in enumerate(variables):
         im = axes[0, i].imshow(seams.last_map[i], origin="lower", cmap="magma")
-        axes[0, i].set_title(f"{v}\nimprint {seams.imprint[i, -1]:.2f}", fontsize=8)
+        imprint, floor = seams.imprint[i, -1], seams.imprint_floor[i, -1]
+        axes[0, i].set_title(f"{v}\nimprint {imprint:.2f} (floor {floor:.2f})", fontsize=8)
         axes[0, i].set_axis_off()
         fig.colorbar(im, ax=axes[0, i], shrink=0.7)
     fig.savefig(path, dpi=85)

@@ -7,7 +7,13 @@ import pytest
 
 from screamcast.grid import PhysicsGrid
 from screamcast.metrics import face_edge_mask, tile_seam_mask
-from screamcast.skill_extras import AnomalyCorrelation, SeamSkill
+from screamcast.skill_extras import (
+    AnomalyCorrelation,
+    SeamSkill,
+    imprint_floor,
+    tile_stack,
+    worst_position_null,
+)
 
 G = PhysicsGrid(8, 2)  # n = 16
 
@@ -47,6 +53,54 @@ def test_pixel_classes_and_tile_imprint():
     # an error that does not know the tiling: constant -> imprint 0
     seams.add(2, truth + 3.0, truth)
     assert seams.imprint[0, 2] == pytest.approx(0.0, abs=1e-12)
+    assert seams.imprint_floor[0, 2] == pytest.approx(0.0, abs=1e-12)
     assert (face_edge_mask(16) & tile_seam_mask(16, 8)).sum() == 0  # disjoint classes
     with pytest.raises(ValueError, match="tile=5 does not divide"):
         SeamSkill(16, 5, G.area, ["a"], 3)
+
+
+def test_tile_stack_orders_tiles_face_major():
+    field = np.arange(6 * 16 * 16, dtype=float).reshape(1, 6, 16, 16)
+    stack = tile_stack(field, 8)  # (1, 24, 8, 8)
+    assert stack.shape == (1, 24, 8, 8)
+    np.testing.assert_array_equal(stack[0, 5 * 4 + 1 * 2 + 0], field[0, 5, 8:, :8])  # face 5, ty 1
+
+
+def test_imprint_floor_is_the_spread_of_randomly_phased_tiles():
+    """The floor is the root-mean-square spread of the tile map when every tile is rolled by a
+    random phase (checked against 4000 such rolls), an error that does not know the tiling
+    scores about its floor, and one that repeats with the tiles scores far above it."""
+    rng = np.random.default_rng(2)
+    noise = np.abs(rng.normal(size=(1, 6, 16, 16)))  # |error| with no tile structure
+    stack = tile_stack(noise, 8)  # (1, 24, 8, 8)
+    rolled_var = []
+    for _ in range(4000):
+        sy, sx = rng.integers(0, 8, (2, 24))
+        tiles = [np.roll(stack[0, i], (sy[i], sx[i]), axis=(0, 1)) for i in range(24)]
+        rolled_var.append(np.mean(tiles, axis=0).var())
+    assert imprint_floor(stack)[0] == pytest.approx(np.sqrt(np.mean(rolled_var)), rel=0.02)
+
+    seams = SeamSkill(16, 8, G.area, ["a"], 2)
+    zero = np.zeros((1, 6, 16, 16))
+    seams.add(1, noise, zero)
+    floor = seams.imprint_floor[0, 1]
+    assert floor == pytest.approx(imprint_floor(stack)[0] / noise.mean())
+    assert 0.7 < seams.imprint[0, 1] / floor < 1.3  # ~0.12: the floor, not 0
+    anchored = np.tile(rng.uniform(0, 2, size=(8, 8)), (2, 2))[None, None].repeat(6, axis=1)
+    seams.add(1, anchored + 0.3 * noise, zero)
+    assert seams.imprint[0, 1] > 3 * seams.imprint_floor[0, 1]  # 4.7x
+
+
+def test_worst_position_null_separates_an_imprint_from_noise():
+    rng = np.random.default_rng(3)
+    noise = np.abs(rng.normal(size=(1, 6, 16, 16)))
+    anchored = noise.copy()
+    anchored[..., ::8, ::8] += 1.5  # every tile's corner: the tiling printed on the error
+    for field, printed in ((noise, False), (anchored, True)):
+        stack = tile_stack(field, 8)
+        worst = (lambda m: m.max() / m.mean())(stack[0].mean(axis=0))
+        mean, q95 = worst_position_null(stack, draws=300)
+        assert 1.0 < mean[0] < q95[0]
+        assert (worst > q95[0]) == printed
+    const = tile_stack(np.full((2, 6, 16, 16), 3.0), 8)
+    np.testing.assert_allclose(worst_position_null(const, draws=5), 1.0)
