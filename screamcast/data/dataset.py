@@ -242,18 +242,6 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
             span = self.layout.padded - self.crop + 1
             rng = np.random.default_rng((self.seed, *key))
             block = rng.integers([self.t_lo, 0, 0, 0], [self.t_hi, 6, span, span], (DRAW_BLOCK, 4))
-            # EXPERIMENT (reverted next): ALIGNED=f draws a fraction f of the training crops at
-            # the rollout's tile origins (multiples of tile), so face-edge pixels sit at a
-            # tile's position more often
-            import os
-
-            frac = float(os.environ.get("ALIGNED", "0"))
-            if frac and not self.fixed:
-                T = self.layout.tile
-                k = (span - 1) // T + 1
-                pick = rng.random(DRAW_BLOCK) < frac
-                al = rng.integers(0, k, (DRAW_BLOCK, 2)) * T
-                block[pick, 2:] = al[pick]
             self._draws = {key: block.tolist()}  # one block kept: indices come in order
         t, f, oy, ox = self._draws[key][index % DRAW_BLOCK]
         return t, f, oy, ox
