@@ -371,12 +371,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         outputs, F = self.prognostic + self.diagnostic, len(self.static)
         state = np.empty((B, C, S, S), np.float32)
         target = np.empty((B, k, len(outputs), S, S), np.float32)
-        # EXPERIMENT (reverted next): EDGE=1 adds an input channel, 1 past the face's edge
-        # (the halo interpolated off another face), before the position features
-        import os
-
-        E = int(os.environ.get("EDGE", "0"))
-        static = np.empty((B, F + E + 4, S, S), np.float32)  # static variables, sin/cos lat, lon
+        static = np.empty((B, F + 4, S, S), np.float32)  # static variables, sin/cos lat, lon
         area = np.empty((B, S, S), np.float32)
         when = np.empty((B, k + 1), np.int64)  # time indices of each sample
         for b, ((t, face, oy, ox), crop) in enumerate(zip(draws, crops, strict=True)):
@@ -387,12 +382,10 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
                 target[b, :, c] = crop[v][1:]
             for c, v in enumerate(self.static):
                 static[b, c] = crop[v]
-            if E:
-                static[b, F] = self.geo.ring_row[win] >= 0
-            static[b, F + E :] = self._trig[(slice(None), *win)]  # (4, S, S)
+            static[b, F:] = self._trig[(slice(None), *win)]  # (4, S, S)
             area[b] = self.geo.area[win[1:]]  # the same on every face
             when[b] = np.arange(t, t + k + 1)
-        trig = static[:, F + E :, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
+        trig = static[:, F:, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
         terms = self._solar[:, when, None, None]  # (4, B, k + 1, 1, 1)
         cz = cos_zenith_from_terms(terms, *trig)  # (B, k + 1, S, S)
         forcing = [np.maximum(0.0, cz)]  # insolation / S0

@@ -103,10 +103,7 @@ class Pipeline(nn.Module):
 
 def input_channels(n_prognostic: int, n_static: int, solar_time: bool = False) -> int:
     """State + forcing + static variables + 4 position features."""
-    import os  # EXPERIMENT (reverted next): EDGE=1, the past-the-face-edge channel
-
-    edge = int(os.environ.get("EDGE", "0"))
-    return n_prognostic + forcing_channels(solar_time) + n_static + 4 + edge
+    return n_prognostic + forcing_channels(solar_time) + n_static + 4
 
 
 def build_pipeline(cfg, stats: Stats) -> Pipeline:

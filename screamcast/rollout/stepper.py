@@ -111,11 +111,6 @@ class GlobalStepper:
         lat, lon = geo.lat.reshape(-1)[pos], geo.lon.reshape(-1)[pos]
         feats = torch.as_tensor(position_features(lat, lon), device=self.device)  # (4, nt, S, S)
         tiles = [feats.transpose(0, 1)]  # (nt, 4, S, S)
-        import os  # EXPERIMENT (reverted next): EDGE=1, the past-the-face-edge channel
-
-        if int(os.environ.get("EDGE", "0")):
-            mask = (geo.ring_row >= 0).reshape(-1)[pos].astype(np.float32)  # (nt, S, S)
-            tiles.insert(0, torch.as_tensor(mask, device=self.device)[:, None])
         if len(static):  # a model may have no static inputs
             st = torch.as_tensor(static, dtype=torch.float32, device=self.device)[None]
             tiles.insert(0, self.op.gather(st))  # (1, F, 6, n, n) -> (nt, F, S, S)
