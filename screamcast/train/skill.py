@@ -2,7 +2,10 @@
 # Copyright 2026 The screamcast authors
 """``python -m screamcast.train.skill experiment=demo run_dir=runs/demo``: one-step skill.
 
-Prints the held-out one-step RMSE of a run's ``best.pth`` next to persistence's, per variable.
+Prints the held-out one-step RMSE of a run's ``best.pth`` next to persistence's, per variable,
+over whole crops and over their inner part, ``data.halo`` in from every side: the rollout keeps
+(crop reassembly) or weights most (cosine window) exactly that part of each tile's prediction,
+and the outer ring, three quarters of a ``tile + 2 * halo`` crop, lacks context on one side.
 Takes the same overrides as ``scripts/train.py``.
 """
 
@@ -27,7 +30,8 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, np.ndarray]:
-    """One-step RMSE over the validation samples: the trained model vs persistence."""
+    """One-step RMSE over the validation samples: the trained model vs persistence, over whole
+    crops (``model``, ``persistence``) and ``data.halo`` in from their edges (``*_inner``)."""
     ckpt = fmt.load_for_inference(checkpoint)
     pipeline = build_pipeline(cfg, Stats.from_dict(ckpt.description.stats))
     pipeline.load_state_dict(ckpt.weights)
@@ -42,10 +46,20 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     w = batch["area"][:, None]
     truth = batch["target"][:, 0, :C]
 
-    def rmse(x):
-        return (((x - truth) ** 2 * w).mean(dim=(0, 2, 3)) / w.mean()).sqrt().numpy()
+    h = d.halo if d.crop > 2 * d.halo else 0
+    inner = torch.zeros_like(w)  # (B, 1, S, S)
+    inner[..., h : d.crop - h, h : d.crop - h] = 1.0
 
-    return {"model": rmse(pred[:, :C]), "persistence": rmse(batch["state"])}
+    def rmse(x, weight=w):
+        return (((x - truth) ** 2 * weight).mean(dim=(0, 2, 3)) / weight.mean()).sqrt().numpy()
+
+    model, state = pred[:, :C], batch["state"]
+    return {
+        "model": rmse(model),
+        "persistence": rmse(state),
+        "model_inner": rmse(model, w * inner),
+        "persistence_inner": rmse(state, w * inner),
+    }
 
 
 def main(argv: list[str]) -> None:
@@ -54,10 +68,14 @@ def main(argv: list[str]) -> None:
         cfg = compose("train", overrides=argv)
     best = Path(cfg.run_dir) / "best.pth"
     rmse = persistence_and_model_rmse(cfg, str(best))
-    print(f"one-step RMSE on {cfg.data.valid_samples} held-out crops ({best}):")
-    print(f"{'variable':<14}{'model':>12}{'persistence':>14}{'ratio':>8}")
-    for var, m, p in zip(cfg.data.prognostic, rmse["model"], rmse["persistence"], strict=True):
-        print(f"{var:<14}{m:>12.4g}{p:>14.4g}{m / p:>8.3f}")
+    h = cfg.data.halo
+    print(f"one-step RMSE on {cfg.data.valid_samples} held-out crops ({best}), whole crops and")
+    print(f"their inner part ({h} in from every side, what a rollout tile keeps):")
+    print(f"{'variable':<14}{'model':>12}{'persistence':>14}{'ratio':>8}{'inner ratio':>13}")
+    for i, var in enumerate(cfg.data.prognostic):
+        m, p = rmse["model"][i], rmse["persistence"][i]
+        inner = rmse["model_inner"][i] / rmse["persistence_inner"][i]
+        print(f"{var:<14}{m:>12.4g}{p:>14.4g}{m / p:>8.3f}{inner:>13.3f}")
 
 
 if __name__ == "__main__":
