@@ -101,10 +101,6 @@ class SeamSkill:
         self.imprint_floor = np.full((len(variables), steps), np.nan)
         self.last_map: np.ndarray | None = None  # (V, tile, tile) mean |error|, last step
 
-    def tile_map(self, error: np.ndarray) -> np.ndarray:
-        """Mean |error| at each tile-local position: ``(V, 6, n, n) -> (V, tile, tile)``."""
-        return tile_stack(np.abs(error), self.tile).mean(axis=1)
-
     def add(self, k: int, pred: np.ndarray, truth: np.ndarray) -> None:
         error = np.asarray(pred, np.float64) - truth  # (V, 6, n, n)
         squared = error * error
@@ -113,12 +109,12 @@ class SeamSkill:
         if k == 0:  # the initial condition: no error, no imprint
             self.imprint[:, 0] = self.imprint_floor[:, 0] = 0.0
             return
-        stack = tile_stack(np.abs(error), self.tile)  # (V, tiles, t, t)
-        tiles = stack.mean(axis=1)  # (V, t, t)
+        blocks = tile_blocks(np.abs(error), self.tile)  # (V, 6, m, m, t, t), a view
+        tiles = blocks.mean(axis=(1, 2, 3))  # (V, t, t)
         mean = tiles.mean(axis=(1, 2))
         scale = np.where(mean > 0, mean, np.nan)
         self.imprint[:, k] = tiles.std(axis=(1, 2)) / scale
-        self.imprint_floor[:, k] = imprint_floor(stack) / scale
+        self.imprint_floor[:, k] = imprint_floor(blocks) / scale
         self.last_map = tiles
 
     def table(self) -> dict:
@@ -132,20 +128,29 @@ class SeamSkill:
         }
 
 
-def tile_stack(field: np.ndarray, tile: int) -> np.ndarray:
-    """``(V, 6, n, n) -> (V, tiles, tile, tile)``: every tile of the globe, face-major."""
+def tile_blocks(field: np.ndarray, tile: int) -> np.ndarray:
+    """``(V, 6, n, n) -> (V, 6, m, m, tile, tile)`` (face, tile row, tile column, y, x): a view,
+    no copy (this runs every rollout step)."""
     V, n = field.shape[0], field.shape[-1]
     m = n // tile
     blocks = field.reshape(V, 6, m, tile, m, tile)  # (V, face, ty, y, tx, x)
-    return blocks.transpose(0, 1, 2, 4, 3, 5).reshape(V, 6 * m * m, tile, tile)
+    return blocks.transpose(0, 1, 2, 4, 3, 5)
+
+
+def tile_stack(field: np.ndarray, tile: int) -> np.ndarray:
+    """``(V, 6, n, n) -> (V, tiles, tile, tile)``: every tile of the globe, face-major."""
+    blocks = tile_blocks(field, tile)
+    return blocks.reshape(field.shape[0], -1, tile, tile)  # (V, 6 m m, t, t)
 
 
 def imprint_floor(stack: np.ndarray) -> np.ndarray:
-    """``(V,)``: the std over tile-local positions that the map of ``stack (V, N, t, t)``
-    would have in expectation (root mean square) if each tile were rolled by an independent
-    uniformly random phase. Rolled tiles are uncorrelated, so the map's expected variance over
-    positions is the mean within-tile variance over ``N``: sqrt(mean_i Var_i / N)."""
-    return np.sqrt(stack.var(axis=(2, 3)).mean(axis=1) / stack.shape[1])
+    """``(V,)``: the std over tile-local positions that the map of ``stack (V, ..., t, t)``
+    (any tile axes between) would have in expectation (root mean square) if each tile were
+    rolled by an independent uniformly random phase. Rolled tiles are uncorrelated, so the
+    map's expected variance over positions is the mean within-tile variance over the number
+    of tiles ``N``: sqrt(mean_i Var_i / N)."""
+    within = stack.var(axis=(-2, -1)).reshape(stack.shape[0], -1)  # (V, N)
+    return np.sqrt(within.mean(axis=1) / within.shape[1])
 
 
 def worst_position_null(
@@ -158,10 +163,11 @@ def worst_position_null(
     rng = np.random.default_rng(seed)
     V, N, t, _ = stack.shape
     yy, xx = np.meshgrid(np.arange(t), np.arange(t), indexing="ij")  # (t, t)
+    tiles = np.arange(N)[:, None, None]  # (N, 1, 1)
     out = np.empty((draws, V))
     for d in range(draws):
         sy, sx = rng.integers(0, t, (2, N, 1, 1))  # one phase per tile
-        rolled = stack[:, np.arange(N)[:, None, None], (yy + sy) % t, (xx + sx) % t]
+        rolled = stack[:, tiles, (yy + sy) % t, (xx + sx) % t]  # (V, N, t, t)
         m = rolled.mean(axis=1)  # (V, t, t)
         out[d] = m.max(axis=(1, 2)) / m.mean(axis=(1, 2))
     return out.mean(axis=0), np.quantile(out, 0.95, axis=0)

@@ -30,6 +30,15 @@ from screamcast.model.pipeline import build_pipeline
 ROOT = Path(__file__).resolve().parents[1]
 
 
+class ChosenCrops(CropDataset):
+    """The held-out crops at origins the caller lists in ``chosen`` instead of random ones."""
+
+    chosen: list[tuple[int, int, int, int]] = []
+
+    def draw(self, index: int) -> tuple[int, int, int, int]:
+        return self.chosen[index]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkpoint", default=str(ROOT / "runs/demo/best.pth"))
@@ -44,7 +53,7 @@ def main() -> None:
     d = cfg.data
     ds = open_configured(d)
     layout = TileLayout(dataset_grid(ds), d.tile, d.halo)
-    crops = CropDataset.from_config(d, "valid", layout, ds["time"].values, seed=0)
+    crops = ChosenCrops.from_config(d, "valid", layout, ds["time"].values, seed=0)
     H, S, n = d.halo, d.crop, layout.n
     times = range(crops.t_lo, crops.t_hi, 3)
     last = layout.padded - S  # the largest crop origin
@@ -52,9 +61,10 @@ def main() -> None:
     @torch.no_grad()
     def error(ox: int, column: int) -> tuple[float, float]:
         """u's one-step error at extended-face ``column`` in crops at x origin ``ox``."""
-        draws = [(t, f, oy, ox) for t in times for f in range(4) for oy in (0, last // 2, last)]
-        crops.draw = lambda i: draws[i]  # fixed crops instead of random ones
-        b = torch.utils.data.default_collate(crops.__getitems__(list(range(len(draws)))))
+        crops.chosen = [
+            (t, f, oy, ox) for t in times for f in range(4) for oy in (0, last // 2, last)
+        ]
+        b = torch.utils.data.default_collate(crops.__getitems__(list(range(len(crops.chosen)))))
         pred = pipe(b["state"], b["forcing"][:, 0:2].flatten(1, 2), b["static"])  # (B, V, S, S)
         e = (
             pred[:, 0, H : S - H, column - ox] - b["target"][:, 0, 0, H : S - H, column - ox]

@@ -21,6 +21,7 @@ import xarray as xr
 
 from screamcast.data.calendar import DECODER
 from screamcast.data.store import open_store
+from screamcast.skill_extras import tile_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,9 +40,8 @@ def main() -> None:
     tracer_high = truth["tracer"].sel(time=t).values > 0.1  # (6, n, n)
     for v in args.vars.split(","):
         err = np.abs(out[v].sel(time=t).values - truth[v].sel(time=t).values)  # (6, n, n)
-        n, mean = err.shape[-1], err.mean()
-        m = n // tile
-        local = err.reshape(6, m, tile, m, tile).mean((0, 1, 3))  # (tile, tile)
+        mean = err.mean()
+        local = tile_stack(err[None], tile)[0].mean(axis=0)  # (tile, tile)
         q = tile // 4
         mod4 = local.reshape(q, 4, q, 4).mean((0, 2))  # (4, 4): positions mod 4
         cols = " ".join(

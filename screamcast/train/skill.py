@@ -29,6 +29,11 @@ from screamcast.model.pipeline import build_pipeline
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
+def inner_margin(data) -> int:
+    """How far in from a crop's edges its inner part starts: ``halo`` (0 if nothing is left)."""
+    return data.halo if data.crop > 2 * data.halo else 0
+
+
 def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, np.ndarray]:
     """One-step RMSE over the validation samples: the trained model vs persistence, over whole
     crops (``model``, ``persistence``) and ``data.halo`` in from their edges (``*_inner``)."""
@@ -46,7 +51,7 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     w = batch["area"][:, None]
     truth = batch["target"][:, 0, :C]
 
-    h = d.halo if d.crop > 2 * d.halo else 0
+    h = inner_margin(d)
     inner = torch.zeros_like(w)  # (B, 1, S, S)
     inner[..., h : d.crop - h, h : d.crop - h] = 1.0
 
@@ -68,7 +73,7 @@ def main(argv: list[str]) -> None:
         cfg = compose("train", overrides=argv)
     best = Path(cfg.run_dir) / "best.pth"
     rmse = persistence_and_model_rmse(cfg, str(best))
-    h = cfg.data.halo
+    h = inner_margin(cfg.data)
     print(f"one-step RMSE on {cfg.data.valid_samples} held-out crops ({best}), whole crops and")
     print(f"their inner part ({h} in from every side, what a rollout tile keeps):")
     print(f"{'variable':<14}{'model':>12}{'persistence':>14}{'ratio':>8}{'inner ratio':>13}")
