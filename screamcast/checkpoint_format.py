@@ -72,8 +72,10 @@ class ModelDescription:
 
     @property
     def inputs(self) -> dict:
-        """What the network takes besides the variables: ``solar_time`` (False before it)."""
-        return {"solar_time": bool(self.config.get("data", {}).get("solar_time", False))}
+        """What the network takes besides the variables: ``solar_time`` and ``grid_metric``
+        (False before each option)."""
+        data = self.config.get("data", {})
+        return {k: bool(data.get(k, False)) for k in ("solar_time", "grid_metric")}
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -40,6 +40,9 @@ class DataConfig:
     # forcing: insolation at t and t+1, and with this the local solar time (cos, sin of the
     # hour angle) at both: at night the insolation is zero and cannot tell the time of day
     solar_time: bool = True
+    # the grid's local metric as 4 more static inputs (screamcast/grid/metric.py): the east and
+    # north extent of a pixel step in x and in y, which change across a face and past its edge
+    grid_metric: bool = True
     # > 0: training crops drawn a region at a time (screamcast/data/region_sampler.py): blocks
     # of about region_stride origins a side, region_crops crops cut from each fetched region,
     # the crops of shuffle_regions regions shuffled together (lazily read stores read less)

@@ -25,7 +25,7 @@ def test_a_format0_checkpoint_migrates_to_a_typed_description():
     assert d.variables.diagnostic == ("precip",) and d.time_step_minutes == 180.0
     # written before the decoder's option: nearest upsampling, no solar-time inputs
     assert d.model == {"width": 4, "levels": 2, "blocks": 1, "upsample": "nearest"}
-    assert d.inputs == {"solar_time": False} and "u" in d.stats["mean"]
+    assert d.inputs == {"solar_time": False, "grid_metric": False} and "u" in d.stats["mean"]
     assert d.calendar == "proleptic_gregorian" and len(ckpt.sha256) == 64
     from omegaconf import OmegaConf
 
@@ -51,11 +51,12 @@ def test_a_format0_run_resumes_and_saves_the_current_format(tiny_store, tmp_path
     run.mkdir()
     shutil.copy(FORMAT0, run / "latest.pth")
     old = ["experiment=pytest", f"data.url={tiny_store}", f"run_dir={run}", "model.width=4"]
-    # today's defaults (bilinear upsampling, solar-time inputs) are another architecture:
-    # refused, saying which settings the old run had
-    with pytest.raises(fmt.IncompatibleCheckpointError, match="model.upsample=nearest data.sol"):
+    # today's defaults (bilinear upsampling, solar-time and grid-metric inputs) are another
+    # architecture: refused, saying which settings the old run had
+    said = "model.upsample=nearest data.solar_time=false data.grid_metric=false"
+    with pytest.raises(fmt.IncompatibleCheckpointError, match=said):
         train(config(*old, "steps=4", "keep_every=0"))
-    as_before = ["model.upsample=nearest", "data.solar_time=false"]
+    as_before = ["model.upsample=nearest", "data.solar_time=false", "data.grid_metric=false"]
     train(config(*old, *as_before, "steps=4", "keep_every=0"))
     raw = cio.load_checkpoint(run / "latest.pth")
     assert raw["format_version"] == fmt.FORMAT_VERSION and raw["step"] == 4

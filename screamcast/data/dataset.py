@@ -33,8 +33,8 @@ from screamcast.data.calendar import decode_group_time
 from screamcast.data.crops import assemble, plan_crop
 from screamcast.data.forcing import (
     cos_zenith_from_terms,
+    extended_position_features,
     hour_angle_from_terms,
-    position_features,
     solar_terms,
 )
 from screamcast.data.in_memory import InMemoryExtendedFaces
@@ -65,8 +65,9 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
     ``backoff * 2^attempt`` seconds (on top of s3fs's and botocore's own retries).
     Each item is a dict of float32 tensors: ``state (C, S, S)`` at t, ``target (k, C + D, S,
     S)`` at t+1..t+k, ``forcing (k + 1, Fc, S, S)`` insolation / S0 at t..t+k (``solar_time``:
-    and cos, sin of the local hour angle, Fc = 3), ``static (F, S,
-    S)``, ``area (S, S)``; plus ``time``, ``face``, ``origin`` (oy, ox) for bookkeeping.
+    and cos, sin of the local hour angle, Fc = 3), ``static (F + K, S, S)`` (the store's static
+    variables, then K position features: ``grid_metric``'s 4, sin/cos lat, lon), ``area (S,
+    S)``; plus ``time``, ``face``, ``origin`` (oy, ox) for bookkeeping.
     """
 
     def __init__(
@@ -89,6 +90,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         backoff: float = 1.0,
         store_wrapper: Any = None,
         solar_time: bool = False,
+        grid_metric: bool = False,
         regions: RegionPlan | None = None,
         max_in_flight: int = 16,
         s3_client: str = "s3fs",
@@ -108,6 +110,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         # e.g. data.read_counter.ReadCounter: sees every read the crops make (this process's)
         self.store_wrapper = store_wrapper
         self.solar_time = solar_time
+        self.grid_metric = grid_metric
         # crops drawn a region at a time (region_sampler): each fetched region is cut into
         # regions.per_region crops, kept until its window of crops is done
         self.regions = regions
@@ -168,6 +171,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
             times=times,
             in_memory=data.in_memory,
             solar_time=data.solar_time,
+            grid_metric=data.grid_metric,
             regions=region_plan(data, layout.padded) if not valid else None,
             store_wrapper=cache_wrapper(data),
             max_in_flight=getattr(data, "max_in_flight", 16),
@@ -175,11 +179,11 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         )
 
     @cached_property
-    def _trig(self) -> np.ndarray:
-        """``(4, 6, P, P)`` float32 sin/cos of lat and lon of every extended-face pixel: the
-        position features and the insolation's inputs without per-crop trigonometry (16 bytes
-        per pixel, built on first use)."""
-        return position_features(self.geo.lat, self.geo.lon)
+    def _position(self) -> np.ndarray:
+        """``(K, 6, P, P)`` float32 position features of every extended-face pixel: the grid's
+        metric if asked, then sin/cos of lat and lon, the insolation's inputs, so a crop needs
+        no trigonometry (16 or 32 bytes per pixel, built on first use)."""
+        return extended_position_features(self.geo, self.grid_metric)
 
     @cached_property
     def _solar(self) -> np.ndarray:
@@ -371,7 +375,8 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         outputs, F = self.prognostic + self.diagnostic, len(self.static)
         state = np.empty((B, C, S, S), np.float32)
         target = np.empty((B, k, len(outputs), S, S), np.float32)
-        static = np.empty((B, F + 4, S, S), np.float32)  # static variables, sin/cos lat, lon
+        K = len(self._position)  # (metric,) sin/cos lat, lon
+        static = np.empty((B, F + K, S, S), np.float32)  # static variables, position
         area = np.empty((B, S, S), np.float32)
         when = np.empty((B, k + 1), np.int64)  # time indices of each sample
         for b, ((t, face, oy, ox), crop) in enumerate(zip(draws, crops, strict=True)):
@@ -382,10 +387,10 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
                 target[b, :, c] = crop[v][1:]
             for c, v in enumerate(self.static):
                 static[b, c] = crop[v]
-            static[b, F:] = self._trig[(slice(None), *win)]  # (4, S, S)
+            static[b, F:] = self._position[(slice(None), *win)]  # (K, S, S)
             area[b] = self.geo.area[win[1:]]  # the same on every face
             when[b] = np.arange(t, t + k + 1)
-        trig = static[:, F:, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
+        trig = static[:, -4:, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
         terms = self._solar[:, when, None, None]  # (4, B, k + 1, 1, 1)
         cz = cos_zenith_from_terms(terms, *trig)  # (B, k + 1, S, S)
         forcing = [np.maximum(0.0, cz)]  # insolation / S0

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from screamcast.grid.metric import METRIC_CHANNELS, grid_jacobian
+
 SOLAR_CONSTANT = 1361.0  # W m-2
 
 
@@ -94,3 +96,19 @@ def insolation(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray
 def position_features(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     """``(4, *lat.shape)``: sin/cos of latitude and longitude, static inputs of the network."""
     return np.stack(position_trig(lat, lon)).astype(np.float32)
+
+
+def position_channels(grid_metric: bool) -> int:
+    """The position inputs' channels: the grid's metric (if asked), then sin/cos lat, lon."""
+    return 4 + (METRIC_CHANNELS if grid_metric else 0)
+
+
+def extended_position_features(geo, grid_metric: bool) -> np.ndarray:
+    """``(position_channels, 6, P, P)`` float32 on every extended-face pixel of ``geo`` (an
+    :class:`~screamcast.grid.extended.ExtendedFaceGeometry`): with ``grid_metric`` the grid's
+    Jacobian first (:func:`~screamcast.grid.metric.grid_jacobian`), always sin/cos of lat, lon
+    last (where the insolation is evaluated from)."""
+    trig = position_features(geo.lat, geo.lon)  # (4, 6, P, P)
+    if not grid_metric:
+        return trig
+    return np.concatenate([grid_jacobian(geo.lat, geo.lon, geo.layout.n), trig])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from screamcast.data.forcing import position_channels
 from screamcast.data.stats import Stats
 
 
@@ -33,9 +34,11 @@ class Pipeline(nn.Module):
         do_precip_relu: bool = False,
         precip_name: str = "precip",
         solar_time: bool = False,
+        grid_metric: bool = False,
     ):
         super().__init__()
         self.solar_time = solar_time  # the forcing it takes (forcing_channels)
+        self.grid_metric = grid_metric  # the position inputs it takes (position_channels)
         self.net = net
         self.prognostic, self.diagnostic, self.static = (
             list(prognostic),
@@ -101,9 +104,11 @@ class Pipeline(nn.Module):
         return y
 
 
-def input_channels(n_prognostic: int, n_static: int, solar_time: bool = False) -> int:
-    """State + forcing + static variables + 4 position features."""
-    return n_prognostic + forcing_channels(solar_time) + n_static + 4
+def input_channels(
+    n_prognostic: int, n_static: int, solar_time: bool = False, grid_metric: bool = False
+) -> int:
+    """State + forcing + static variables + position features (with the grid's metric)."""
+    return n_prognostic + forcing_channels(solar_time) + n_static + position_channels(grid_metric)
 
 
 def build_pipeline(cfg, stats: Stats) -> Pipeline:
@@ -112,8 +117,9 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
 
     d, m = cfg.data, cfg.model
     solar_time = bool(d.get("solar_time", False))  # absent from older checkpoints' configs
+    grid_metric = bool(d.get("grid_metric", False))  # likewise
     net = UNet(
-        input_channels(len(d.prognostic), len(d.static), solar_time),
+        input_channels(len(d.prognostic), len(d.static), solar_time, grid_metric),
         len(d.prognostic) + len(d.diagnostic),
         m.width,
         m.levels,
@@ -129,4 +135,5 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
         cfg.pipeline.do_precip_relu,
         cfg.pipeline.precip_name,
         solar_time,
+        grid_metric,
     )

@@ -18,8 +18,8 @@ import torch
 
 from screamcast.data.forcing import (
     cos_zenith_from_terms,
+    extended_position_features,
     hour_angle_from_terms,
-    position_features,
     solar_terms,
 )
 from screamcast.grid.extended import ExtendedFaceGeometry
@@ -107,14 +107,13 @@ class GlobalStepper:
         self.cross_face = c.reassembly.cross_face
         self.window = c.window
         pos = layout.tile_pixel_positions()  # (n_tiles, S, S) into the (6, P, P) extended faces
-        geo = ExtendedFaceGeometry(layout)
-        lat, lon = geo.lat.reshape(-1)[pos], geo.lon.reshape(-1)[pos]
-        feats = torch.as_tensor(position_features(lat, lon), device=self.device)  # (4, nt, S, S)
-        tiles = [feats.transpose(0, 1)]  # (nt, 4, S, S)
+        feats = extended_position_features(ExtendedFaceGeometry(layout), pipeline.grid_metric)
+        feats = feats.reshape(len(feats), -1)[:, pos]  # (K, 6 P P) -> (K, nt, S, S)
+        tiles = [torch.as_tensor(feats, device=self.device).transpose(0, 1)]  # (nt, K, S, S)
         if len(static):  # a model may have no static inputs
             st = torch.as_tensor(static, dtype=torch.float32, device=self.device)[None]
             tiles.insert(0, self.op.gather(st))  # (1, F, 6, n, n) -> (nt, F, S, S)
-        self.static_tiles = torch.cat(tiles, dim=1)  # (nt, F + 4, S, S)
+        self.static_tiles = torch.cat(tiles, dim=1)  # (nt, F + K, S, S): sin/cos lat, lon last
 
     def forcing(self, t0: np.datetime64, t1: np.datetime64, tiles=slice(None)) -> torch.Tensor:
         """Insolation / S0 at t and t+1 on the ``tiles`` (a slice): ``(n, 2, S, S)``; for a

@@ -75,16 +75,17 @@ def check_compatible(
         "variables": {k: list(d[k]) for k in ("prognostic", "diagnostic", "static")},
         "grid": {"n": d.n, "name": grid},
         "model": {k: m[k] for k in ("width", "levels", "blocks", "upsample")},
-        "inputs": {"solar_time": d.solar_time},
+        "inputs": {"solar_time": d.solar_time, "grid_metric": d.grid_metric},
     }
     try:
         description.check(want, path, "the config")
     except fmt.IncompatibleCheckpointError as err:
-        was = description.model["upsample"], description.inputs["solar_time"]
-        if was != (m.upsample, d.solar_time):  # a run from before these options' defaults
+        inputs = description.inputs
+        was = description.model["upsample"], inputs["solar_time"], inputs["grid_metric"]
+        if was != (m.upsample, d.solar_time, d.grid_metric):  # from before these defaults
             raise fmt.IncompatibleCheckpointError(
                 f"{err}; to continue that run give its settings: model.upsample={was[0]} "
-                f"data.solar_time={str(was[1]).lower()}"
+                f"data.solar_time={str(was[1]).lower()} data.grid_metric={str(was[2]).lower()}"
             ) from None
         raise
 
