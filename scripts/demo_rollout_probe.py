@@ -2,9 +2,12 @@
 # Copyright 2026 The screamcast authors
 """The demo's 48-step rollout of a checkpoint, scored at +1, +24 and +48 h with the tile imprint.
 
-``python scripts/demo_rollout_probe.py CHECKPOINT TAG [--free] [rollout flags...]``: rolls out
-from the demo's held-out start (nudged toward the demo reference unless ``--free``; extra flags
-go to ``run_screamcast_nudged.py``, e.g. ``--halo-adjoint``) into ``/tmp/probe/TAG.zarr`` and
+``python scripts/demo_rollout_probe.py CHECKPOINT TAG [--free] [--data-dir DIR] [rollout
+flags...]``: rolls out from the demo's held-out start (nudged toward the demo reference unless
+``--free``; ``DIR`` holds ``demo.zarr`` and ``reference.zarr``, default ``demo_data``, e.g. a
+store of the wave at another phase, ``python -m screamcast.data.synthetic DIR/demo.zarr --seed
+2 --reference DIR/reference.zarr --reference-step-hours 6``; extra flags go to
+``run_screamcast_nudged.py``, e.g. ``--halo-adjoint``) into ``/tmp/probe/TAG.zarr`` and
 prints, per variable, RMSE and its ratio to persistence at each lead and the imprint at +48 h:
 the mean |error| at the worst tile-local position over the mean (the issue-19 measure), with
 what the same tiles give at random tile-local phases (mean and 95th percentile of 200 draws,
@@ -31,7 +34,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv: list[str]) -> None:
     ckpt, tag, *flags = argv
-    data, ref = ROOT / "demo_data/demo.zarr", ROOT / "demo_data/reference.zarr"
+    where = ROOT / "demo_data"
+    if "--data-dir" in flags:
+        k = flags.index("--data-dir")
+        where = Path(flags[k + 1])
+        flags = flags[:k] + flags[k + 2 :]
+    data, ref = where / "demo.zarr", where / "reference.zarr"
     truth = open_store(data)  # either layout (the demo store is stacked)
     start = truth["time"].values[-49].strftime("%Y-%m-%dT%H:%M")
     out = Path("/tmp/probe") / f"{tag}.zarr"

@@ -24,7 +24,9 @@ The references were regenerated when the inputs moved to E3SM's physics grid ne3
 14), again when the intra-face production configs took the cosine tile window (issue 19), and
 for the nudged config when a coarse reference's increment became bilinear (issue 19), and all
 four when the analytic input's tracer came to be carried by the wave's wind (issue 19: an input
-changed, not the code under test).
+changed, not the code under test), and all four when the production configs took the grid's
+metric as inputs (``data.grid_metric``: 4 more input channels, other fixed-seed weights) and
+the nudged config's coarse increment became bicubic (issue 19).
 """
 
 from __future__ import annotations

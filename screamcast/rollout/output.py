@@ -154,6 +154,11 @@ def check_resume_settings(path: Path, attrs: dict) -> None:
         old = str(have.get("nudge_projection", ""))
         if old.startswith("block mean") and "increment" not in old:  # made before the option
             diff.append("an output nudged before --nudge-increment resumes with it set to block")
+        elif "increment bilinear" in old and old != attrs.get("nudge_projection"):
+            diff.append(
+                "an output nudged before bicubic became the default resumes with "
+                "--nudge-increment bilinear"
+            )
         raise OutputError(
             f"cannot resume {path} with other settings than the ones that made it ("
             + "; ".join(diff)

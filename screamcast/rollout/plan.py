@@ -60,8 +60,9 @@ class RolloutOptions:
     # uniform at every lead of the demo's rollouts (docs/halo-adjoint-cross-face.md)
     halo_adjoint_window: str = "cosine"
     nudge_tau_hours: float = 6.0
-    # a coarser reference's increment on the model's cells: bilinear, or one value per block
-    nudge_increment: str = "bilinear"
+    # a coarser reference's increment on the model's cells: bicubic (Catmull-Rom), bilinear,
+    # or one value per block (screamcast/rollout/nudging.py, docs/rollout.md)
+    nudge_increment: str = "bicubic"
     nudge_vars: list[str] = field(default_factory=list)
     device: str = "cpu"
     batch_size: int = 16

@@ -56,11 +56,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--nudge-tau-hours", type=float, default=6.0)
     p.add_argument(
         "--nudge-increment",
-        choices=["bilinear", "block"],
-        default="bilinear",
-        help="a coarser cube reference's increment on the model's cells: bilinear between "
-        "block centres (default), or one value per block (prints the reference's cells on the "
-        "nudged fields; the default before this option)",
+        choices=["bicubic", "bilinear", "block"],
+        default="bicubic",
+        help="a coarser cube reference's increment on the model's cells: bicubic (Catmull-Rom) "
+        "between block centres (default), bilinear (the default before), or one value per "
+        "block (prints the reference's cells on the nudged fields; the first default)",
     )
     p.add_argument(
         "--nudge-vars",

@@ -77,7 +77,7 @@ def test_the_bilinear_increment_prints_no_blocks_and_still_reaches_the_reference
     block's edge exceeds the steps inside it, and repeated nudging (alpha ~ 1) still takes the
     block means to the reference's."""
     kw = dict(variables=["u"], state_vars=["u"], tau_hours=1e-6, dt=np.timedelta64(1, "h"))
-    nudger = Nudger(reference(n=2, values=(1.0, 1.0)), grid=grid(8), **kw)
+    nudger = Nudger(reference(n=2, values=(1.0, 1.0)), grid=grid(8), increment="bilinear", **kw)
     assert nudger.projection == "block mean over 4x4, increment bilinear in each face"
     const = nudger._to_cells(torch.full((6, 2, 2), 0.5, dtype=torch.float64), 4)
     torch.testing.assert_close(const, torch.full((6, 8, 8), 0.5, dtype=torch.float64))
@@ -94,8 +94,45 @@ def test_the_bilinear_increment_prints_no_blocks_and_still_reaches_the_reference
         nudger.apply(x, np.datetime64("2020-01-01T00:00"))
     coarse = (x.reshape(1, 6, 2, 4, 2, 4) * a).sum((3, 5)) / a.sum((3, 5))
     torch.testing.assert_close(coarse, torch.ones_like(coarse), rtol=0, atol=1e-6)
-    with pytest.raises(NudgingError, match="nudge_increment must be bilinear or block, got 'x'"):
+    with pytest.raises(NudgingError, match="must be one of bicubic, bilinear, block, got 'x'"):
         Nudger(reference(n=2), grid=grid(8), increment="x", **kw)
+
+
+def test_the_bicubic_increment_is_exact_for_lines_and_parabolas_and_reaches_the_reference():
+    """Catmull-Rom between block centres (the default): a constant and a linear increment come
+    back exactly on every cell, to the face's border (the bilinear one holds its edge value
+    past the last centre: 0.375 of a block's step off at the border cell); a quadratic one
+    exactly from 1.5 blocks in (bilinear: 7/64 to 15/64 of t^2's off, between every two
+    centres); repeated
+    nudging still takes the block means to the reference's. torch's ``bicubic`` (a = -3/4)
+    fails the linear check: 0.041 of a block's step off, with the blocks' period."""
+    kw = dict(variables=["u"], state_vars=["u"], tau_hours=1e-6, dt=np.timedelta64(1, "h"))
+    nudger = Nudger(reference(n=6, values=(1.0, 1.0)), grid=grid(24), **kw)
+    assert nudger.projection == "block mean over 4x4, increment bicubic in each face"
+    bilinear = Nudger(reference(n=6), grid=grid(24), increment="bilinear", **kw)
+    c = (torch.arange(24, dtype=torch.float64) + 0.5) / 4 - 0.5  # cells in block units
+    i = torch.arange(6, dtype=torch.float64)
+    for f, exact_from in ((lambda t: 0.5 + 0 * t, 0), (lambda t: t, 0), (lambda t: t**2, 6)):
+        coarse = f(i).repeat(6, 6, 1)  # (6, 6, 6): along x
+        got = nudger._to_cells(coarse, 4)  # (6, 24, 24)
+        err = (got - f(c)).abs()[..., exact_from : 24 - exact_from]
+        assert float(err.max()) < 1e-12, float(err.max())
+        torch.testing.assert_close(got, got[:, :1].expand_as(got))  # constant along y
+    lines = bilinear._to_cells(i.repeat(6, 6, 1), 4)[0, 0]
+    assert float((lines - c).abs().max()) == pytest.approx(0.375)
+    parabola = bilinear._to_cells((i**2).repeat(6, 6, 1), 4)[0, 0]
+    off = (parabola - c**2).abs()[6:18]  # s (1 - s) at fraction s between two centres
+    assert (float(off.min()), float(off.max())) == pytest.approx((7 / 64, 15 / 64))
+    torch_cubic = torch.nn.functional.interpolate(
+        i.repeat(1, 1, 6, 1), scale_factor=4, mode="bicubic", align_corners=False
+    )[0, 0, 0]
+    assert float((torch_cubic - c).abs()[8:16].max()) == pytest.approx(0.041, abs=1e-3)
+    a = torch.as_tensor(grid(24).area).reshape(1, 6, 6, 4, 6, 4)
+    x = torch.randn(1, 6, 24, 24, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    for _ in range(30):
+        nudger.apply(x, np.datetime64("2020-01-01T00:00"))
+    coarse = (x.reshape(1, 6, 6, 4, 6, 4) * a).sum((3, 5)) / a.sum((3, 5))
+    torch.testing.assert_close(coarse, torch.ones_like(coarse), rtol=0, atol=1e-6)
 
 
 def latlon_reference(nlat, values=(0.0, 6.0), seed=0):

@@ -188,6 +188,24 @@ def test_an_output_nudged_before_the_bilinear_increment_resumes_with_block(
     )
 
 
+def test_an_output_nudged_with_the_bilinear_increment_resumes_with_it(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys
+):
+    """Outputs nudged with the bilinear increment (the default before bicubic) are refused by
+    today's default, untouched, with the flag that continues them named."""
+    path = tmp_path / "r.zarr"
+    common = ["--reference", str(tiny_reference), "--nudge-increment", "bilinear"]
+    assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, steps=4)) == 0
+    before = snapshot(path)
+    with_default = args(tiny_checkpoint, tiny_store, path, *common[:2], "--resume", steps=4)
+    assert cli.main(with_default) == 2
+    err = capsys.readouterr().err
+    assert "this run 'block mean over 4x4, increment bicubic in each face'" in err
+    assert "resumes with --nudge-increment bilinear" in err
+    assert snapshot(path) == before
+    assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, "--resume", steps=4)) == 0
+
+
 def test_a_second_run_on_a_locked_output_is_refused(tiny_checkpoint, tiny_store, finished, capsys):
     """Two --resume runs on one output interleaved their steps, both exiting 0. The lock is
     held by another process here, then released by SIGKILL, as a killed rollout releases it."""

@@ -61,7 +61,7 @@ def test_cli_subprocess_with_every_flag(tiny_checkpoint, tiny_store, tiny_refere
     a = ds.attrs
     assert (a["halo_adjoint"], a["halo_adjoint_cross_face"], a["nudging"]) == (1, 1, 1)
     assert a["nudge_vars"] == "u,v" and a["nudge_tau_hours"] == 6.0
-    assert a["nudge_projection"] == "block mean over 4x4, increment bilinear in each face"
+    assert a["nudge_projection"] == "block mean over 4x4, increment bicubic in each face"
     assert len(a["checkpoint_sha256"]) == 64
     assert a["screamcast_version"] and "--halo-adjoint-cross-face" in a["command"]
     assert float(ds.precip.min()) >= 0 and ds.u.attrs["units"] == "m s-1"

@@ -19,20 +19,20 @@ from screamcast.rollout.stepper import GlobalStepper
 PROG, STATIC = ["u", "v"], ["orography"]
 
 
-def stepper(layout: TileLayout, solar_time: bool = False) -> GlobalStepper:
+def stepper(layout: TileLayout, solar_time: bool = False, metric: bool = False) -> GlobalStepper:
     names = PROG + STATIC
     stats = Stats({v: 0.0 for v in names}, {v: 1.0 for v in names}, {v: 1.0 for v in names})
-    net = UNet(input_channels(len(PROG), len(STATIC), solar_time), len(PROG), 8, 1)
+    net = UNet(input_channels(len(PROG), len(STATIC), solar_time, metric), len(PROG), 8, 1)
     n = layout.n
-    pipeline = Pipeline(net, stats, PROG, [], STATIC, solar_time=solar_time)
+    pipeline = Pipeline(net, stats, PROG, [], STATIC, solar_time=solar_time, grid_metric=metric)
     return GlobalStepper(pipeline, layout, np.zeros((1, 6, n, n)))
 
 
-@pytest.mark.parametrize("solar_time", [False, True])
-def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store, solar_time):
+@pytest.mark.parametrize("solar_time, metric", [(False, False), (True, True)])
+def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store, solar_time, metric):
     """Crops of size tile + 2*halo that sit on a tile get the same insolation (and local solar
-    time) and position features, to the bit, as the rollout computes for that tile on its
-    device."""
+    time) and position features (and the grid's metric), to the bit, as the rollout computes
+    for that tile on its device."""
     layout = TileLayout(PhysicsGrid.for_face_size(16), tile=8, halo=4)
     T, m, S = layout.tile, layout.tiles_per_side, layout.size
     times = xr.open_zarr(tiny_store, chunks=None)["time"].values
@@ -48,8 +48,9 @@ def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store, solar_ti
         in_memory=True,
         times=times,
         solar_time=solar_time,
+        grid_metric=metric,
     )
-    step = stepper(layout, solar_time)
+    step = stepper(layout, solar_time, metric)
     on_a_tile = [i for i in range(len(data)) if data.draw(i)[2] % T == data.draw(i)[3] % T == 0]
     assert len(on_a_tile) >= 5
     for i in on_a_tile:
@@ -59,6 +60,7 @@ def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store, solar_ti
         got = step.forcing(times[t], times[t + 1], slice(tile, tile + 1))[0]  # (2 Fc, S, S)
         assert torch.equal(got, crop["forcing"].flatten(0, 1)), (t, f, oy, ox)
         assert got.shape[0] == (6 if solar_time else 2)
+        assert crop["static"].shape[0] == 1 + (8 if metric else 4)
         assert torch.equal(step.static_tiles[tile, 1:], crop["static"][1:])  # position features
 
 
