@@ -7,7 +7,7 @@ where the tracer is (docs/rollout.md, "The tile imprint was the nudging's blocks
 for each variable, from |error| against the demo store at ``lead``: the imprint (worst
 tile-local mean over the mean) and where it is, the lattice (the same map averaged over
 positions mod 4: the nudging reference's 4 x 4 blocks), the imprint with the lattice divided
-out of the map (what the tiling and anything else leave), the
+out of the map (what the tiling and anything else leave) with its random-phase null, the
 mean |error| at each face's x = 0 and x = n - 1 columns and where the tracer exceeds 0.1,
 over the mean. ``--halo``: also the KNN halo's error against the exact flow at
 the output's start, per face side (first two halo columns, mean |difference|).
@@ -23,7 +23,7 @@ import xarray as xr
 
 from screamcast.data.calendar import DECODER
 from screamcast.data.store import open_store
-from screamcast.skill_extras import tile_stack
+from screamcast.skill_extras import tile_stack, without_lattice, worst_position_null
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,20 +43,23 @@ def main() -> None:
     for v in args.vars.split(","):
         err = np.abs(out[v].sel(time=t).values - truth[v].sel(time=t).values)  # (6, n, n)
         mean = err.mean()
-        local = tile_stack(err[None], tile)[0].mean(axis=0)  # (tile, tile)
+        stack = tile_stack(err[None], tile)  # (1, tiles, tile, tile)
+        local = stack[0].mean(axis=0)  # (tile, tile)
         q = tile // 4
         mod4 = local.reshape(q, 4, q, 4).mean((0, 2))  # (4, 4): positions mod 4
+        rest = without_lattice(local, 4)  # (tile, tile)
+        null = worst_position_null(stack, lattice=4)  # of the map without the lattice
         cols = " ".join(
             f"f{f} {err[f][:, 0].mean() / mean:.1f}/{err[f][:, -1].mean() / mean:.1f}"
             for f in range(6)
         )
         worst = np.unravel_index(local.argmax(), local.shape)  # tile-local (y, x)
-        rest = local / np.tile(mod4, (q, q))  # (tile, tile): the map with the lattice divided out
         print(
             f"{v} +{args.lead}: mean |error| {mean:.4g}; imprint {local.max() / local.mean():.2f} "
             f"at tile-local (y, x) = ({worst[0]}, {worst[1]}); "
             f"lattice {mod4.max() / mod4.mean():.2f}, imprint without it "
-            f"{rest.max() / rest.mean():.2f}; where tracer > 0.1 "
+            f"{rest.max() / rest.mean():.2f} (random phases {null[0][0]:.2f}, 95th percentile "
+            f"{null[1][0]:.2f}); where tracer > 0.1 "
             f"{err[tracer_high].mean() / mean:.2f} ({tracer_high.mean():.0%} of cells), elsewhere "
             f"{err[~tracer_high].mean() / mean:.2f}; columns x=0/x=n-1 over the mean: {cols}"
         )

@@ -12,6 +12,7 @@ from screamcast.skill_extras import (
     SeamSkill,
     imprint_floor,
     tile_stack,
+    without_lattice,
     worst_position_null,
 )
 
@@ -104,3 +105,32 @@ def test_worst_position_null_separates_an_imprint_from_noise():
         assert (worst > q95[0]) == printed
     const = tile_stack(np.full((2, 6, 16, 16), 3.0), 8)
     np.testing.assert_allclose(worst_position_null(const, draws=5), 1.0)
+
+
+def test_a_lattice_divided_out_leaves_what_else_knows_the_tiling():
+    """An error raised on a period-4 lattice (the nudging reference's blocks) scores above the
+    plain null but at the lattice null once the lattice is divided out; an error at one
+    tile-local position stays above both. Dividing out a fitted lattice lowers noise's score
+    too, so the lattice null is below the plain one."""
+    rng = np.random.default_rng(4)
+    noise = np.abs(rng.normal(size=(1, 6, 32, 32)))
+    lattice = noise * (1 + 0.8 * np.tile(np.eye(4)[0] + np.eye(4)[3], 8)[None, None, None, :])
+    spot = lattice.copy()
+    spot[..., 5::16, 9::16] += 2.0  # one position of every 16 x 16 tile
+    plain_mean, plain_q95 = worst_position_null(tile_stack(noise, 16), draws=200)
+    lat_mean, lat_q95 = worst_position_null(tile_stack(noise, 16), draws=200, lattice=4)
+    assert lat_mean[0] < plain_mean[0]
+    for field, above_plain, above_lattice_null in (
+        (noise, False, False),
+        (lattice, True, False),
+        (spot, True, True),
+    ):
+        stack = tile_stack(field, 16)
+        local = stack[0].mean(axis=0)  # (16, 16)
+        rest = without_lattice(local, 4)
+        assert (local.max() / local.mean() > plain_q95[0]) == above_plain
+        _, q95 = worst_position_null(stack, draws=200, lattice=4)
+        assert (rest.max() / rest.mean() > q95[0]) == above_lattice_null
+    # a pure lattice divides out to a constant
+    pure = np.tile(rng.uniform(1, 2, (4, 4)), (4, 4))
+    np.testing.assert_allclose(without_lattice(pure, 4), 1.0)
