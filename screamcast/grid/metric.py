@@ -26,8 +26,9 @@ def grid_jacobian(lat: np.ndarray, lon: np.ndarray, n: int) -> np.ndarray:
     one step in x, then in y, in units of an equiangular face's nominal cell width ``pi /
     (2 n)`` radians (so 1, 0, 0, 1 at the centre of a face whose x is east).
 
-    Central differences of the unit vectors (one-sided on the array's border); the chord of
-    one pixel differs from its arc by < 1e-4 relative for n >= 16.
+    Central differences of the unit vectors (one-sided on the array's border): the chord over
+    two pixels is shorter than their arc by ``theta^2 / 6`` (``theta`` one pixel's angle),
+    1.6e-3 at n = 16, 1e-4 at n = 64; the radial part of the chord is projected away.
     """
     xyz = latlon_to_xyz(lat, lon)  # (..., Y, X, 3)
     d_dx = np.gradient(xyz, axis=-2)  # (..., Y, X, 3): one pixel step in x

@@ -210,11 +210,11 @@ class Nudger:
         return x
 
     def _to_cells(self, delta: torch.Tensor, f: int) -> torch.Tensor:
-        """A block increment ``(6, m, m)`` on the model's cells ``(6, n, n)``: bicubic (cubic
-        convolution, torch's ``a = -0.75``) or bilinear between block centres (edges held at a
-        face's border), or one value per block. Bicubic and bilinear both return constants and
-        linear increments exactly inside a face; bicubic has no kink at the block centres,
-        and took the demo's nudged u, v 5-7% closer to the truth at +48 h (docs/rollout.md)."""
+        """A block increment ``(6, m, m)`` on the model's cells ``(6, n, n)``: bicubic
+        (Catmull-Rom, :func:`cubic_weights`: no kink at the block centres, quadratics exact
+        inside a face) or bilinear between block centres (edges held at a face's border), or
+        one value per block. Bicubic took the demo's nudged u, v 3-6% closer to the truth at
+        +48 h than bilinear, on three models (docs/rollout.md)."""
         if self.increment == "block":
             return delta.repeat_interleave(f, 1).repeat_interleave(f, 2)
         if self.increment == "bicubic":

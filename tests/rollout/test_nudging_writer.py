@@ -69,6 +69,17 @@ def test_large_scale_nudging_keeps_small_scales():
     assert np.isnan(nudger.misfit(x.numpy(), np.datetime64("2020-01-02T00:00"))).all()
 
 
+def assert_block_means_reach_one(nudger: Nudger, n: int) -> None:
+    """30 nudges (alpha ~ 1) of a random state toward a reference of ones, 4 x 4 blocks."""
+    m = n // 4
+    a = torch.as_tensor(grid(n).area).reshape(1, 6, m, 4, m, 4)
+    x = torch.randn(1, 6, n, n, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    for _ in range(30):
+        nudger.apply(x, np.datetime64("2020-01-01T00:00"))
+    coarse = (x.reshape(1, 6, m, 4, m, 4) * a).sum((3, 5)) / a.sum((3, 5))  # (1, 6, m, m)
+    torch.testing.assert_close(coarse, torch.ones_like(coarse), rtol=0, atol=1e-6)
+
+
 def test_the_bilinear_increment_prints_no_blocks_and_still_reaches_the_reference():
     """The block increment broadcast back jumps at every reference cell's edge, and in the
     demo's nudged rollout those jumps piled up into a lattice of the reference's cells (alone,
@@ -88,12 +99,7 @@ def test_the_bilinear_increment_prints_no_blocks_and_still_reaches_the_reference
     step = torch.diff(nudger._to_cells(ramp, 4), dim=-1).abs().max()  # 0.25 per cell
     block = Nudger(reference(n=2, values=(1.0, 1.0)), grid=grid(8), increment="block", **kw)
     assert float(step) == 0.25 and float(torch.diff(block._to_cells(ramp, 4)).max()) == 1.0
-    a = torch.as_tensor(grid(8).area).reshape(1, 6, 2, 4, 2, 4)
-    x = torch.randn(1, 6, 8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    for _ in range(30):
-        nudger.apply(x, np.datetime64("2020-01-01T00:00"))
-    coarse = (x.reshape(1, 6, 2, 4, 2, 4) * a).sum((3, 5)) / a.sum((3, 5))
-    torch.testing.assert_close(coarse, torch.ones_like(coarse), rtol=0, atol=1e-6)
+    assert_block_means_reach_one(nudger, 8)
     with pytest.raises(NudgingError, match="must be one of bicubic, bilinear, block, got 'x'"):
         Nudger(reference(n=2), grid=grid(8), increment="x", **kw)
 
@@ -127,12 +133,7 @@ def test_the_bicubic_increment_is_exact_for_lines_and_parabolas_and_reaches_the_
         i.repeat(1, 1, 6, 1), scale_factor=4, mode="bicubic", align_corners=False
     )[0, 0, 0]
     assert float((torch_cubic - c).abs()[8:16].max()) == pytest.approx(0.041, abs=1e-3)
-    a = torch.as_tensor(grid(24).area).reshape(1, 6, 6, 4, 6, 4)
-    x = torch.randn(1, 6, 24, 24, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    for _ in range(30):
-        nudger.apply(x, np.datetime64("2020-01-01T00:00"))
-    coarse = (x.reshape(1, 6, 6, 4, 6, 4) * a).sum((3, 5)) / a.sum((3, 5))
-    torch.testing.assert_close(coarse, torch.ones_like(coarse), rtol=0, atol=1e-6)
+    assert_block_means_reach_one(nudger, 24)
 
 
 def latlon_reference(nlat, values=(0.0, 6.0), seed=0):
