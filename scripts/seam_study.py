@@ -172,14 +172,14 @@ def rollout_study(args) -> None:
     cols = ["all", "tile seams", "face edges", "interiors", "seam jump"]
     print(
         f"nudged rollout from {start}, {args.checkpoint}, tile {tile}: each score over crop's, "
-        f"per variable, mean over {', '.join(prog)} (worst in brackets)\n"
+        f"per variable, mean over {', '.join(prog)} (the worst variable in brackets)\n"
     )
     print("| mode | lead | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 2) + "|")
     for mode, s in scores.items():
         ratio = s / crop  # (leads, 5, C)
         for i, k in enumerate(LEADS):
-            cells = [f"{r.mean():.3f} ({r.max():.3f})" for r in ratio[i]]
+            cells = [f"{r.mean():.3f} ({r.max():.3f} {prog[r.argmax()]})" for r in ratio[i]]
             print(f"| {mode} | {k} | " + " | ".join(cells) + " |")
     print("\ncrop's own scores (RMSE; seam jump: RMS of the error's step across a boundary):")
     for i, k in enumerate(LEADS):
