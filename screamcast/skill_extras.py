@@ -153,14 +153,19 @@ def imprint_floor(stack: np.ndarray) -> np.ndarray:
     return np.sqrt(within.mean(axis=1) / within.shape[1])
 
 
+def lattice_means(local: np.ndarray, period: int) -> np.ndarray:
+    """``(..., t, t) -> (..., period, period)``: a tile map's means over the positions modulo
+    ``period`` (``t`` a multiple of it), e.g. the nudging reference's ``period x period``
+    blocks, which the tiles' origins share."""
+    q = local.shape[-1] // period
+    return local.reshape(*local.shape[:-2], q, period, q, period).mean(axis=(-4, -2))
+
+
 def without_lattice(local: np.ndarray, period: int) -> np.ndarray:
-    """A tile map ``(..., t, t)`` divided by its own means over the positions modulo ``period``
-    (``t`` a multiple of it): what is left when a lattice of that period (the nudging
-    reference's ``period x period`` blocks, which the tiles' origins share) is taken out."""
-    t = local.shape[-1]
-    q = t // period
-    lattice = local.reshape(*local.shape[:-2], q, period, q, period).mean(axis=(-4, -2))
-    return local / np.tile(lattice, (q, q))  # (..., t, t)
+    """A tile map ``(..., t, t)`` divided by its :func:`lattice_means`, tiled back: what is left
+    when a lattice of that period is taken out."""
+    q = local.shape[-1] // period
+    return local / np.tile(lattice_means(local, period), (q, q))  # (..., t, t)
 
 
 def worst_position_null(

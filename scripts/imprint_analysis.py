@@ -23,7 +23,12 @@ import xarray as xr
 
 from screamcast.data.calendar import DECODER
 from screamcast.data.store import open_store
-from screamcast.skill_extras import tile_stack, without_lattice, worst_position_null
+from screamcast.skill_extras import (
+    lattice_means,
+    tile_stack,
+    without_lattice,
+    worst_position_null,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,8 +50,7 @@ def main() -> None:
         mean = err.mean()
         stack = tile_stack(err[None], tile)  # (1, tiles, tile, tile)
         local = stack[0].mean(axis=0)  # (tile, tile)
-        q = tile // 4
-        mod4 = local.reshape(q, 4, q, 4).mean((0, 2))  # (4, 4): positions mod 4
+        mod4 = lattice_means(local, 4)  # (4, 4): positions mod 4
         rest = without_lattice(local, 4)  # (tile, tile)
         null = worst_position_null(stack, lattice=4)  # of the map without the lattice
         cols = " ".join(

@@ -9,9 +9,14 @@ the end of any store.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from screamcast.grid.metric import METRIC_CHANNELS, grid_jacobian
+
+if TYPE_CHECKING:
+    from screamcast.grid.extended import ExtendedFaceGeometry
 
 SOLAR_CONSTANT = 1361.0  # W m-2
 
@@ -103,7 +108,7 @@ def position_channels(grid_metric: bool) -> int:
     return 4 + (METRIC_CHANNELS if grid_metric else 0)
 
 
-def extended_position_features(geo, grid_metric: bool) -> np.ndarray:
+def extended_position_features(geo: ExtendedFaceGeometry, grid_metric: bool) -> np.ndarray:
     """``(position_channels, 6, P, P)`` float32 on every extended-face pixel of ``geo`` (an
     :class:`~screamcast.grid.extended.ExtendedFaceGeometry`): with ``grid_metric`` the grid's
     Jacobian first (:func:`~screamcast.grid.metric.grid_jacobian`), always sin/cos of lat, lon

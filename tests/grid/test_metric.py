@@ -12,7 +12,7 @@ from screamcast.grid.metric import grid_jacobian
 
 
 def east_north(xyz):
-    lat, lon = np.radians(xyz_to_latlon(xyz)[0]), np.radians(xyz_to_latlon(xyz)[1])
+    lat, lon = np.radians(xyz_to_latlon(xyz))
     east = np.stack([-np.sin(lon), np.cos(lon), 0 * lon], -1)
     north = np.stack([-np.sin(lat) * np.cos(lon), -np.sin(lat) * np.sin(lon), np.cos(lat)], -1)
     return east, north
@@ -61,7 +61,8 @@ def test_the_equatorial_faces_have_the_same_metric_and_the_polar_ones_turn():
     """East/north do not change under a rotation about the axis: faces 0-3 agree; on the
     polar faces the grid turns against east with longitude (not a copy of the equator's)."""
     L = TileLayout(PhysicsGrid.for_face_size(16), tile=8, halo=4)
-    J = grid_jacobian(ExtendedFaceGeometry(L).lat, ExtendedFaceGeometry(L).lon, 16)
+    geo = ExtendedFaceGeometry(L)
+    J = grid_jacobian(geo.lat, geo.lon, 16)
     for f in (1, 2, 3):
         np.testing.assert_allclose(J[:, f], J[:, 0], atol=1e-5)
     assert np.abs(J[:, 4] - J[:, 0]).max() > 1.0
