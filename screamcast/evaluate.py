@@ -183,6 +183,7 @@ def evaluate(
             rp.plot_tile_imprint(report / "tile_imprint.png", seams, variables)
     spectra = f"Scored on {scoring.description}.\n\n{spectra}"
     lines = _report_lines(output, truth, table, variables, len(times), spectra, seams, figures)
+    lines[-2:-2] = _lattice_note(out.attrs, seams)  # before the provenance
     lines += [f"- `{k}`: {v}" for k, v in out.attrs.items() if k != "screamcast_url"]
     (report / "report.md").write_text("\n".join(lines) + "\n")
     return table
@@ -303,6 +304,23 @@ def _report_lines(output, truth, table, variables, steps, spectra, seams, figure
     else:
         lines += [spectra, ""]
     return lines + ["## Provenance (the output's attrs)", ""]
+
+
+def _lattice_note(attrs, seams) -> list[str]:
+    """When the nudging reference's blocks divide the tile, what the nudging leaves at a fixed
+    place in a block sits at fixed tile-local positions: the imprint cannot tell it from the
+    tiling's (docs/rollout.md)."""
+    block = int(attrs.get("nudge_block_cells", 1))
+    if seams is None or seams.last_map is None or block < 2 or seams.tile % block:
+        return []
+    return [
+        f"The nudging reference's blocks ({block} x {block} cells) divide the {seams.tile}-cell "
+        "tile, so the tile imprint also holds the reference's lattice (what block means cannot "
+        "correct sits at the same places in every block): `python scripts/imprint_analysis.py "
+        "OUTPUT` divides it out; a reference whose block does not divide the tile keeps the "
+        "two apart (docs/rollout.md).",
+        "",
+    ]
 
 
 def _row(cells) -> str:

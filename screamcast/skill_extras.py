@@ -168,22 +168,39 @@ def without_lattice(local: np.ndarray, period: int) -> np.ndarray:
     return local / np.tile(lattice_means(local, period), (q, q))  # (..., t, t)
 
 
+def equatorial_orbits(tiles_per_face: int) -> np.ndarray:
+    """``(6 m m,)`` group ids for :func:`worst_position_null`: the tile at ``(ty, tx)`` of each
+    equatorial face (0-3) in one group, each polar tile alone. A flow that repeats every 90
+    degrees of longitude (the demo's Rossby-Haurwitz wave, R = 4) is the same on the four
+    equatorial faces, so their errors are not independent samples of the tile map."""
+    m2 = tiles_per_face**2
+    polar = 4 * m2 + np.arange(2 * m2)  # (2 m m,): unique ids after the equatorial ones
+    return np.concatenate([np.tile(np.arange(m2), 4), polar])  # face-major, as tile_stack
+
+
 def worst_position_null(
-    stack: np.ndarray, draws: int = 200, seed: int = 0, lattice: int = 0
+    stack: np.ndarray,
+    draws: int = 200,
+    seed: int = 0,
+    lattice: int = 0,
+    groups: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The worst tile-local position's mean over the overall mean (issue 19's imprint
     measure) when each tile of ``stack (V, N, t, t)`` is rolled by a random phase: its mean
     and 95th percentile over ``draws``, ``(V,)`` each. What that measure gives for an error
     that does not know the tiling; an observed value above the percentile is an imprint.
     ``lattice > 0``: of the map :func:`without_lattice` (dividing out a fitted lattice lowers
-    the maximum of noise too, so the imprint without it needs this null, not the plain one)."""
+    the maximum of noise too, so the imprint without it needs this null, not the plain one).
+    ``groups (N,)``: tiles with one id share their phase (e.g. :func:`equatorial_orbits`),
+    for errors that repeat across tiles because the flow does."""
     rng = np.random.default_rng(seed)
     V, N, t, _ = stack.shape
+    groups = np.arange(N) if groups is None else np.asarray(groups)  # (N,)
     yy, xx = np.meshgrid(np.arange(t), np.arange(t), indexing="ij")  # (t, t)
     tiles = np.arange(N)[:, None, None]  # (N, 1, 1)
     out = np.empty((draws, V))
     for d in range(draws):
-        sy, sx = rng.integers(0, t, (2, N, 1, 1))  # one phase per tile
+        sy, sx = rng.integers(0, t, (2, groups.max() + 1))[:, groups, None, None]  # (2, N, 1, 1)
         rolled = stack[:, tiles, (yy + sy) % t, (xx + sx) % t]  # (V, N, t, t)
         m = rolled.mean(axis=1)  # (V, t, t)
         if lattice:

@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""Where a demo rollout's error sits at one lead: tile imprint, the period-4 lattice, face edges,
+"""Where a demo rollout's error sits at one lead: tile imprint, the reference's lattice, face edges,
 where the tracer is (docs/rollout.md, "The tile imprint was the nudging's blocks").
 
-``python scripts/imprint_analysis.py OUTPUT [--lead 48] [--vars u,v,temperature] [--halo]``:
+``python scripts/imprint_analysis.py OUTPUT [--lead 48] [--vars u,v,temperature] [--halo]
+[--lattice P]``:
 for each variable, from |error| against the demo store at ``lead``: the imprint (worst
 tile-local mean over the mean) and where it is, the lattice (the same map averaged over
-positions mod 4: the nudging reference's 4 x 4 blocks), the imprint with the lattice divided
-out of the map (what the tiling and anything else leave) with its random-phase null, the
+positions modulo the nudging reference's block, where that divides the tile), the imprint with
+the lattice divided out of the map (what the tiling and anything else leave) with its
+random-phase null, the
 mean |error| at each face's x = 0 and x = n - 1 columns and where the tracer exceeds 0.1,
 over the mean. ``--halo``: also the KNN halo's error against the exact flow at
 the output's start, per face side (first two halo columns, mean |difference|).
@@ -40,19 +42,29 @@ def main() -> None:
     ap.add_argument("--lead", type=int, default=48)
     ap.add_argument("--vars", default="u,v,temperature")
     ap.add_argument("--halo", action="store_true")
+    ap.add_argument(
+        "--lattice",
+        type=int,
+        default=None,
+        help="the period to divide out (default: the output's nudge_block_cells; 4, the old "
+        "demo reference's, for outputs that do not record it)",
+    )
     args = ap.parse_args()
     truth = open_store(args.data)
     out = xr.open_zarr(args.output, consolidated=False, decode_times=DECODER, chunks=None)
     tile, t = int(out.attrs["tile"]), out["time"].values[args.lead]
+    period = args.lattice or int(out.attrs.get("nudge_block_cells", 4))
+    if period < 2 or tile % period:
+        print(
+            f"the reference's {period} x {period} blocks do not divide the {tile}-cell tile: "
+            "no lattice on the tile map to divide out"
+        )
     tracer_high = truth["tracer"].sel(time=t).values > 0.1  # (6, n, n)
     for v in args.vars.split(","):
         err = np.abs(out[v].sel(time=t).values - truth[v].sel(time=t).values)  # (6, n, n)
         mean = err.mean()
         stack = tile_stack(err[None], tile)  # (1, tiles, tile, tile)
         local = stack[0].mean(axis=0)  # (tile, tile)
-        mod4 = lattice_means(local, 4)  # (4, 4): positions mod 4
-        rest = without_lattice(local, 4)  # (tile, tile)
-        null = worst_position_null(stack, lattice=4)  # of the map without the lattice
         cols = " ".join(
             f"f{f} {err[f][:, 0].mean() / mean:.1f}/{err[f][:, -1].mean() / mean:.1f}"
             for f in range(6)
@@ -61,15 +73,28 @@ def main() -> None:
         print(
             f"{v} +{args.lead}: mean |error| {mean:.4g}; imprint {local.max() / local.mean():.2f} "
             f"at tile-local (y, x) = ({worst[0]}, {worst[1]}); "
-            f"lattice {mod4.max() / mod4.mean():.2f}, imprint without it "
-            f"{rest.max() / rest.mean():.2f} (random phases {null[0][0]:.2f}, 95th percentile "
-            f"{null[1][0]:.2f}); where tracer > 0.1 "
+            f"{lattice_summary(stack, local, period)}; where tracer > 0.1 "
             f"{err[tracer_high].mean() / mean:.2f} ({tracer_high.mean():.0%} of cells), elsewhere "
             f"{err[~tracer_high].mean() / mean:.2f}; columns x=0/x=n-1 over the mean: {cols}"
         )
     if args.halo:
         seed = int(truth.attrs.get("seed", 0))  # the wave's phase (demo stores record it)
         halo_error(out["time"].values[0], int(out.attrs["halo"]), tile, args.vars.split(","), seed)
+
+
+def lattice_summary(stack: np.ndarray, local: np.ndarray, period: int) -> str:
+    """The period-``period`` lattice of the tile map and the imprint with it divided out,
+    against that measure's random-phase null; nothing when the period does not divide it."""
+    if period < 2 or local.shape[-1] % period:
+        return f"no period-{period} lattice"
+    lattice = lattice_means(local, period)  # (period, period): positions mod period
+    rest = without_lattice(local, period)  # (tile, tile)
+    null = worst_position_null(stack, lattice=period)  # of the map without the lattice
+    return (
+        f"period-{period} lattice {lattice.max() / lattice.mean():.2f}, imprint without it "
+        f"{rest.max() / rest.mean():.2f} (random phases {null[0][0]:.2f}, 95th percentile "
+        f"{null[1][0]:.2f})"
+    )
 
 
 def halo_error(time, H: int, tile: int, variables: list[str], seed: int) -> None:

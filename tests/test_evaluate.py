@@ -190,3 +190,24 @@ def test_the_rollout_streams_the_anomaly_correlation_and_the_reference_misfit(
     assert misfit.shape == (5,) and np.isfinite(misfit).all() and 0 < misfit[-1] < 5
     # the reference is the truth block-averaged: at the start the misfit is the float32 rounding
     assert misfit[0] < 1e-4
+
+
+def test_the_report_says_when_the_reference_blocks_divide_the_tile(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path
+):
+    """Nudged toward 4 x 4 blocks with an 8-cell tile, the tile imprint holds the reference's
+    lattice too: the output records the block and the report says so; a free run does not."""
+    from screamcast import evaluate
+
+    texts = {}
+    for name, flags in {"nudged": ["--reference", str(tiny_reference)], "free": []}.items():
+        out = tmp_path / f"{name}.zarr"
+        assert cli.main(args(tiny_checkpoint, tiny_store, out, "--halo-adjoint", *flags)) == 0
+        report = tmp_path / f"rep_{name}"
+        cmd = [str(out), "--truth", str(tiny_store), "--report", str(report), "--no-figures"]
+        assert evaluate.main(cmd) == 0
+        texts[name] = (report / "report.md").read_text()
+    assert xr.open_zarr(tmp_path / "nudged.zarr").attrs["nudge_block_cells"] == 4
+    note = "reference's blocks (4 x 4 cells) divide the 8-cell tile"
+    assert note in texts["nudged"] and "reference's blocks" not in texts["free"]
+    assert texts["nudged"].index(note) < texts["nudged"].index("## Provenance")

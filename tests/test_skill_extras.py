@@ -10,6 +10,7 @@ from screamcast.metrics import face_edge_mask, tile_seam_mask
 from screamcast.skill_extras import (
     AnomalyCorrelation,
     SeamSkill,
+    equatorial_orbits,
     imprint_floor,
     tile_stack,
     without_lattice,
@@ -105,6 +106,28 @@ def test_worst_position_null_separates_an_imprint_from_noise():
         assert (worst > q95[0]) == printed
     const = tile_stack(np.full((2, 6, 16, 16), 3.0), 8)
     np.testing.assert_allclose(worst_position_null(const, draws=5), 1.0)
+
+
+def test_the_orbit_null_counts_copies_of_one_flow_once():
+    """Noise copied onto the four equatorial faces (a flow that repeats every 90 degrees):
+    its imprint is above the independent-tile null, as if printed, but inside the null whose
+    equatorial copies share a phase; a corner printed on every tile is above both."""
+    rng = np.random.default_rng(5)
+    field = np.abs(rng.normal(size=(1, 6, 32, 32)))
+    field[:, 1:4] = field[:, :1]  # (1, 6, n, n): faces 1-3 repeat face 0
+    groups = equatorial_orbits(4)
+    assert groups.shape == (96,) and (groups[:16] == groups[16:32]).all()
+    assert len(set(groups[64:])) == 32 and not set(groups[64:]) & set(groups[:64])
+    anchored = field.copy()
+    anchored[..., ::8, ::8] += 0.8  # every tile's corner
+    worst = [
+        (lambda m: m.max() / m.mean())(tile_stack(f, 8)[0].mean(axis=0)) for f in (field, anchored)
+    ]
+    _, plain = worst_position_null(tile_stack(field, 8), draws=300)
+    _, orbit = worst_position_null(tile_stack(field, 8), draws=300, groups=groups)
+    assert plain[0] < orbit[0] and plain[0] < worst[0] < orbit[0]
+    _, orbit_anchored = worst_position_null(tile_stack(anchored, 8), draws=300, groups=groups)
+    assert worst[1] > orbit_anchored[0]
 
 
 def test_a_lattice_divided_out_leaves_what_else_knows_the_tiling():

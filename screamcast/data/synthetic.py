@@ -358,7 +358,13 @@ def main(argv: list[str] | None = None) -> None:
         "(default); variables: one array per variable",
     )
     ap.add_argument("--reference", type=Path, help="also write a coarse nudging reference here")
-    ap.add_argument("--reference-coarsen", type=int, default=4)
+    ap.add_argument(
+        "--reference-coarsen",
+        type=int,
+        default=3,
+        help="model cells per reference cell along each axis (default 3: the demo's ne8pg2 "
+        "for n = 48)",
+    )
     ap.add_argument("--reference-step-hours", type=float, default=6.0)
     ap.add_argument("--latlon-reference", type=Path, help="also write a lat-lon reference here")
     args = ap.parse_args(argv)

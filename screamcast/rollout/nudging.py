@@ -309,7 +309,7 @@ class Nudger:
             "nudge_projection": self.projection,
             "nudge_coverage": coverage,
             "nudge_reference_calendar": self.reference_calendar,
-        }
+        } | ({} if self.map is not None else {"nudge_block_cells": self.factor})
 
 
 _UNIT_SPELLINGS = {

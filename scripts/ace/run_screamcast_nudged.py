@@ -204,6 +204,25 @@ def _refuse_stale_demo(data: Path, best: Path) -> None:
         )
 
 
+# The demo's reference: ne8pg2, 3 x 3 model cells a block, which do not divide its 16-cell
+# tile, so the tile imprint measures the tiling, not the blocks' lattice (docs/rollout.md).
+DEMO_REFERENCE_GRID, DEMO_REFERENCE_COARSEN = "ne8pg2", 3
+
+
+def _refuse_stale_reference(ref: Path) -> None:
+    """A demo reference built before the demo moved from ne6pg2 to ne8pg2 is the user's to
+    delete (10 s to rebuild); the model does not depend on it."""
+    import zarr
+
+    grid = zarr.open_group(ref, mode="r").attrs.get("grid", "")
+    if grid != DEMO_REFERENCE_GRID:
+        raise ValueError(
+            f"{ref} is on {grid!r}; the demo now nudges toward {DEMO_REFERENCE_GRID} (3 x 3 "
+            f"model cells a block, docs/rollout.md): remove {ref} to rebuild it (the model "
+            "is kept)"
+        )
+
+
 def demo_arguments() -> list[str]:
     """Prepare the demo (data, model) and return the rollout's arguments."""
     from screamcast.data.synthetic import write_store
@@ -213,9 +232,13 @@ def demo_arguments() -> list[str]:
         print(f"building the demo store {data} ...", flush=True)
         write_store(data, 48, days=14, layout="stacked")
     if not ref.exists():
-        write_store(ref, 12, days=14, step_hours=6, coarsen=4, layout="stacked")
+        n_ref = 48 // DEMO_REFERENCE_COARSEN
+        write_store(
+            ref, n_ref, days=14, step_hours=6, coarsen=DEMO_REFERENCE_COARSEN, layout="stacked"
+        )
     best = ROOT / "runs" / "demo" / "best.pth"
     _refuse_stale_demo(data, best)
+    _refuse_stale_reference(ref)
     if not best.exists():
         print("training the demo model (a few minutes on 2 CPU cores) ...", flush=True)
         from hydra import compose, initialize_config_dir

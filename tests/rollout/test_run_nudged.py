@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import zarr
+from omegaconf import OmegaConf
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "ace" / "run_screamcast_nudged.py"
@@ -408,3 +409,19 @@ def test_a_demo_store_from_before_the_wave_tracer_is_refused(tmp_path):
     store.attrs.update(_store_attrs(PhysicsGrid.for_face_size(48), 1, FlowParameters()))
     cli._refuse_stale_demo(tmp_path / "demo_data" / "demo.zarr", best)
     assert "lifetime 6 h" in store.attrs["tracer"]
+
+
+def test_a_demo_reference_from_before_ne8pg2_is_refused_not_rebuilt(tmp_path):
+    """The demo's reference moved from ne6pg2 (4 x 4 blocks, dividing the 16-cell tile) to
+    ne8pg2: an old one is refused, naming it, and left in place; the demo's own passes."""
+    from screamcast.data.synthetic import write_store
+
+    ref = tmp_path / "demo_data" / "reference.zarr"
+    write_store(ref, 4, days=0.25, step_hours=6, coarsen=2)  # ne2pg2, not the demo's
+    with pytest.raises(ValueError, match=r"reference.zarr is on 'ne2pg2'.*ne8pg2.*remove"):
+        cli._refuse_stale_reference(ref)
+    assert ref.exists()
+    zarr.open_group(ref, mode="r+").attrs["grid"] = cli.DEMO_REFERENCE_GRID
+    cli._refuse_stale_reference(ref)
+    tile = OmegaConf.load(ROOT / "configs" / "data" / "demo.yaml").tile
+    assert tile % cli.DEMO_REFERENCE_COARSEN != 0  # the blocks do not divide the demo's tile

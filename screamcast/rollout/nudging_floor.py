@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""What nudging toward a reference costs a perfect model: the floor under a nudged rollout.
+
+A model that is perfect in tendency form, ``x(t + dt) = x(t) + [truth(t + dt) - truth(t)]``,
+nudged toward the reference after every step as the rollout nudges
+(:class:`screamcast.rollout.nudging.Nudger`): whatever its error becomes is the reference's
+doing, its time interpolation between samples and what its projection cannot see. No emulator
+nudged the same way can be expected below it, and a variable whose floor is above its
+persistence (the demo's temperature, which repeats every 24 h) cannot beat persistence there
+by being nudged. ``python -m screamcast.rollout.nudging_floor --data TRUTH --reference REF``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+import xarray as xr
+
+from screamcast.data.calendar import calendar_of, in_model_calendar
+from screamcast.data.store import dataset_grid, open_store, time_step
+from screamcast.metrics import area_weighted_rmse
+from screamcast.rollout.nudging import INCREMENTS, Nudger
+
+
+def perfect_model_errors(
+    truth: xr.Dataset,
+    reference: xr.Dataset,
+    variables: Sequence[str],
+    steps: int,
+    start: int | None = None,
+    tau_hours: float = 6.0,
+    increment: str = "bicubic",
+) -> dict[str, dict[str, np.ndarray]]:
+    """Per variable, ``{"rmse": (steps + 1,), "persistence_rmse": (steps + 1,)}``: the
+    area-weighted RMSE of the nudged perfect model and of persistence against ``truth`` from
+    time index ``start`` (default: the last ``steps + 1`` times)."""
+    variables = list(variables)
+    k0 = truth.sizes["time"] - steps - 1 if start is None else start
+    if k0 < 0 or k0 + steps >= truth.sizes["time"]:
+        raise ValueError(
+            f"{steps} steps from time index {k0} do not fit the truth's {truth.sizes['time']} times"
+        )
+    grid = dataset_grid(truth)
+    nudger = Nudger(
+        reference, variables, variables, tau_hours, time_step(truth), grid, increment=increment
+    )
+    times = truth["time"].values[k0 : k0 + steps + 1]
+    nudger.check_covers(times[1], times[-1])
+    area = truth["area"].values  # (6, n, n)
+
+    def at(k: int) -> np.ndarray:  # (V, 6, n, n) in float64
+        return np.stack([truth[v].isel(time=k0 + k).values for v in variables]).astype(np.float64)
+
+    first = previous = at(0)
+    x = torch.as_tensor(first)  # (V, 6, n, n)
+    rmse, persistence = [np.zeros(len(variables))], [np.zeros(len(variables))]
+    try:
+        for k in range(1, steps + 1):
+            now = at(k)
+            x = x + torch.as_tensor(now - previous)  # the true tendency
+            nudger.apply(x, times[k])
+            rmse.append(area_weighted_rmse(x.numpy(), now, area))
+            persistence.append(area_weighted_rmse(first, now, area))
+            previous = now
+    finally:
+        nudger.close()
+    r, p = np.stack(rmse), np.stack(persistence)  # (steps + 1, V)
+    return {v: {"rmse": r[:, i], "persistence_rmse": p[:, i]} for i, v in enumerate(variables)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        prog="python -m screamcast.rollout.nudging_floor", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument("--data", required=True, help="the truth: a cube store on the model's grid")
+    ap.add_argument("--reference", required=True, help="the nudging reference (cube or lat-lon)")
+    ap.add_argument("--steps", type=int, default=48)
+    ap.add_argument("--start", type=int, default=None, help="time index (default: the last)")
+    ap.add_argument("--nudge-vars", default="u,v,temperature")
+    ap.add_argument("--nudge-tau-hours", type=float, default=6.0)
+    ap.add_argument("--nudge-increment", choices=INCREMENTS, default="bicubic")
+    ap.add_argument("--leads", default="1,6,12,24,48", help="steps to print")
+    args = ap.parse_args(argv)
+    variables = args.nudge_vars.split(",")
+    truth = open_store(args.data, variables=variables)
+    reference = open_store(args.reference, variables=variables, latlon=True)
+    reference = in_model_calendar(reference, calendar_of(truth["time"].values), args.reference)
+    errors = perfect_model_errors(
+        truth,
+        reference,
+        variables,
+        args.steps,
+        args.start,
+        args.nudge_tau_hours,
+        args.nudge_increment,
+    )
+    leads = [k for k in map(int, args.leads.split(",")) if k <= args.steps]
+    print(f"a perfect model nudged toward {args.reference}: RMSE (persistence) at steps {leads}")
+    for v, e in errors.items():
+        cells = [f"{e['rmse'][k]:.4g} ({e['persistence_rmse'][k]:.4g})" for k in leads]
+        print(f"  {v:12s} " + "  ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
