@@ -10,9 +10,10 @@ with every step; docs/rollout.md), the identity when the reference is on the mod
 regular lat-lon reference is put on the cube by nearest neighbour
 (:mod:`screamcast.grid.regrid`) and ``P`` is the area-weighted mean over the cube cells that
 share a nearest reference point; cells outside a regional reference's domain are not nudged
-(or, with ``partial="refuse"``, such a reference is refused). The reference is interpolated
-linearly in time; a rollout past its last time, a non-finite reference value and units other
-than the model's are refused.
+(or, with ``partial="refuse"``, such a reference is refused). Between its samples the
+reference is interpolated in time by Catmull-Rom cubics (``time_interpolation="cubic"``, the
+default) or linearly (:mod:`screamcast.rollout.reference_time`); a rollout past its last time,
+a non-finite reference value and units other than the model's are refused.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from screamcast.data.remote import with_retries
 from screamcast.data.store import describe_non_finite, is_latlon
 from screamcast.grid.physics import PhysicsGrid
 from screamcast.grid.regrid import NearestMap, latlon_points, nearest_map, regular_spacing_deg
+from screamcast.rollout.reference_time import TIME_INTERPOLATIONS, time_weights
 
 # a coarser cube reference's increment on the model's cells (Nudger._to_cells)
 INCREMENTS = ("bicubic", "bilinear", "block")
@@ -50,6 +52,7 @@ class Nudger:
         name: str = "reference",
         partial: str = "nudge",
         increment: str = "bicubic",
+        time_interpolation: str = "cubic",
     ):
         if not tau_hours > 0:
             raise NudgingError(f"nudge_tau_hours must be positive, got {tau_hours}")
@@ -57,7 +60,12 @@ class Nudger:
             raise NudgingError(
                 f"nudge_increment must be one of {', '.join(INCREMENTS)}, got {increment!r}"
             )
-        self.increment = increment
+        if time_interpolation not in TIME_INTERPOLATIONS:
+            raise NudgingError(
+                f"nudge_time must be one of {', '.join(TIME_INTERPOLATIONS)}, got "
+                f"{time_interpolation!r}"
+            )
+        self.increment, self.time_interpolation = increment, time_interpolation
         for v in variables:
             if v not in state_vars:
                 raise NudgingError(
@@ -80,6 +88,7 @@ class Nudger:
         self.variables, self.tau_hours = list(variables), tau_hours
         self.alpha = 1.0 - math.exp(-seconds(dt) / (tau_hours * 3600.0))
         self.times = reference["time"].values
+        self._seconds = np.array([seconds(t - self.times[0]) for t in self.times])  # (T,)
         self.reference_calendar = str(
             reference.attrs.get("reference_calendar", getattr(self.times[0], "calendar", ""))
             or "proleptic_gregorian"
@@ -159,12 +168,13 @@ class Nudger:
                 )
 
     def _at(self, i: int) -> np.ndarray:
-        """Time index ``i``, cached with ``i - 1``; reading ``i + 1`` starts in the background
-        so that it overlaps the steps until it is needed (a read error is raised then)."""
+        """Time index ``i``, cached with the three before it (a cubic reads four); reading
+        ``i + 1`` starts in the background so that it overlaps the steps until it is needed (a
+        read error is raised then)."""
         if i not in self._cache:
             pending = self._pending.pop(i, None)
             data = pending.result() if pending is not None else self._read(i)
-            self._cache = {k: v for k, v in self._cache.items() if k >= i - 1} | {i: data}
+            self._cache = {k: v for k, v in self._cache.items() if k >= i - 3} | {i: data}
         ahead = i + 1
         if ahead < len(self.times) and ahead not in self._cache and ahead not in self._pending:
             if self._reader is None:
@@ -179,16 +189,17 @@ class Nudger:
             self._reader, self._pending = None, {}
 
     def target(self, time: object) -> np.ndarray:
-        """The reference at ``time``, linear in time between its samples: ``(V, 6, m, m)``
-        (``(V, nlat, nlon)`` for a lat-lon reference)."""
+        """The reference at ``time``, interpolated in time between its samples (``(V, 6, m,
+        m)``, ``(V, nlat, nlon)`` for a lat-lon reference)."""
         if self._target is not None and self._target[0] == time:  # apply, then misfit
             return self._target[1]
-        i = int(np.searchsorted(self.times, time, side="right")) - 1
-        if self.times[i] == time:
-            value = self._at(i)
+        t = seconds(time - self.times[0])
+        weights = time_weights(self._seconds, t, self.time_interpolation)
+        if len(weights) == 2:  # linear: the same arithmetic as before cubic existed
+            (i, a), (j, b) = weights
+            value = a * self._at(i) + b * self._at(j)
         else:
-            w = (time - self.times[i]) / (self.times[i + 1] - self.times[i])
-            value = (1 - w) * self._at(i) + w * self._at(i + 1)
+            value = sum(w * self._at(k) for k, w in weights)
         self._target = (time, value)
         return value
 
@@ -307,6 +318,7 @@ class Nudger:
             "nudge_tau_hours": self.tau_hours,
             "nudge_alpha": self.alpha,
             "nudge_projection": self.projection,
+            "nudge_time": self.time_interpolation,
             "nudge_coverage": coverage,
             "nudge_reference_calendar": self.reference_calendar,
         } | ({} if self.map is not None else {"nudge_block_cells": self.factor})

@@ -4,8 +4,9 @@
 
 A model that is perfect in tendency form, ``x(t + dt) = x(t) + [truth(t + dt) - truth(t)]``,
 nudged toward the reference after every step as the rollout nudges
-(:class:`screamcast.rollout.nudging.Nudger`): whatever its error becomes is the reference's
-doing, its time interpolation between samples and what its projection cannot see. No emulator
+(:class:`screamcast.rollout.nudging.Nudger`, the same increment and time interpolation):
+whatever its error becomes is the reference's doing, its interpolation between samples and
+what its projection cannot see. No emulator
 nudged the same way can be expected below it, and a variable whose floor is above its
 persistence (the demo's temperature, which repeats every 24 h) cannot beat persistence there
 by being nudged. ``python -m screamcast.rollout.nudging_floor --data TRUTH --reference REF``.
@@ -24,6 +25,7 @@ from screamcast.data.calendar import calendar_of, in_model_calendar
 from screamcast.data.store import dataset_grid, open_store, time_step
 from screamcast.metrics import area_weighted_rmse
 from screamcast.rollout.nudging import INCREMENTS, Nudger
+from screamcast.rollout.reference_time import TIME_INTERPOLATIONS
 
 
 def perfect_model_errors(
@@ -34,6 +36,7 @@ def perfect_model_errors(
     start: int | None = None,
     tau_hours: float = 6.0,
     increment: str = "bicubic",
+    time_interpolation: str = "cubic",
 ) -> dict[str, dict[str, np.ndarray]]:
     """Per variable, ``{"rmse": (steps + 1,), "persistence_rmse": (steps + 1,)}``: the
     area-weighted RMSE of the nudged perfect model and of persistence against ``truth`` from
@@ -45,8 +48,17 @@ def perfect_model_errors(
             f"{steps} steps from time index {k0} do not fit the truth's {truth.sizes['time']} times"
         )
     grid = dataset_grid(truth)
+    step = time_step(truth)
     nudger = Nudger(
-        reference, variables, variables, tau_hours, time_step(truth), grid, increment=increment
+        reference,
+        variables,
+        variables,
+        tau_hours,
+        step,
+        grid,
+        name="reference",
+        increment=increment,
+        time_interpolation=time_interpolation,
     )
     times = truth["time"].values[k0 : k0 + steps + 1]
     nudger.check_covers(times[1], times[-1])
@@ -83,6 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--nudge-vars", default="u,v,temperature")
     ap.add_argument("--nudge-tau-hours", type=float, default=6.0)
     ap.add_argument("--nudge-increment", choices=INCREMENTS, default="bicubic")
+    ap.add_argument("--nudge-time", choices=TIME_INTERPOLATIONS, default="cubic")
     ap.add_argument("--leads", default="1,6,12,24,48", help="steps to print")
     args = ap.parse_args(argv)
     variables = args.nudge_vars.split(",")
@@ -97,6 +110,7 @@ def main(argv: list[str] | None = None) -> None:
         args.start,
         args.nudge_tau_hours,
         args.nudge_increment,
+        args.nudge_time,
     )
     leads = [k for k in map(int, args.leads.split(",")) if k <= args.steps]
     print(f"a perfect model nudged toward {args.reference}: RMSE (persistence) at steps {leads}")

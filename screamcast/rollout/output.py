@@ -42,6 +42,7 @@ RESUME_KEYS = (
     "nudge_vars",
     "nudge_tau_hours",
     "nudge_projection",
+    "nudge_time",
     "nudge_coverage",
     "precision",
     "memory_format",
@@ -145,6 +146,8 @@ def check_resume_settings(path: Path, attrs: dict) -> None:
     shape = _array_shape(path / "time")
     if "steps" not in have and shape:  # an output made before the attr existed
         have["steps"] = shape[0] - 1
+    if "nudge_projection" in have and "nudge_time" not in have:  # nudged before the option
+        have["nudge_time"] = "linear"
     diff = [
         f"{k}: output has {have[k]!r}, this run {attrs.get(k)!r}"
         for k in RESUME_KEYS
@@ -158,6 +161,11 @@ def check_resume_settings(path: Path, attrs: dict) -> None:
             diff.append(
                 "an output nudged before bicubic became the default resumes with "
                 "--nudge-increment bilinear"
+            )
+        if have.get("nudge_time") == "linear" != attrs.get("nudge_time"):
+            diff.append(
+                "an output nudged before cubic time interpolation became the default resumes "
+                "with --nudge-time linear"
             )
         raise OutputError(
             f"cannot resume {path} with other settings than the ones that made it ("

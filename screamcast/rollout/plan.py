@@ -63,6 +63,7 @@ class RolloutOptions:
     # a coarser reference's increment on the model's cells: bicubic (Catmull-Rom), bilinear,
     # or one value per block (screamcast/rollout/nudging.py, docs/rollout.md)
     nudge_increment: str = "bicubic"
+    nudge_time: str = "cubic"
     nudge_vars: list[str] = field(default_factory=list)
     device: str = "cpu"
     batch_size: int = 16
@@ -195,6 +196,7 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, ds, out_times, var_attrs) ->
         name=o.reference,
         partial=o.partial_reference,
         increment=o.nudge_increment,
+        time_interpolation=o.nudge_time,
     )
     nudger.check_covers(out_times[1], out_times[-1])
     nudger.check_units({v: var_attrs.get(v, {}).get("units") for v in nudge_vars})

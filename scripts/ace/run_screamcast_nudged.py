@@ -63,6 +63,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "block (prints the reference's cells on the nudged fields; the first default)",
     )
     p.add_argument(
+        "--nudge-time",
+        choices=["cubic", "linear"],
+        default="cubic",
+        help="the reference between its samples: Catmull-Rom cubics in time (default; exact "
+        "for quadratics) or linear (the default before: cuts a diurnal cycle's corners)",
+    )
+    p.add_argument(
         "--nudge-vars",
         default="",
         help="comma-separated (default: u,v,temperature); a 3-D variable (T_mid) nudges all its "
@@ -326,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         halo_adjoint_window=args.halo_adjoint_window or "cosine",
         nudge_tau_hours=args.nudge_tau_hours,
         nudge_increment=args.nudge_increment,
+        nudge_time=args.nudge_time,
         nudge_vars=[v for v in args.nudge_vars.split(",") if v],
         device=args.device,
         batch_size=args.batch_size,

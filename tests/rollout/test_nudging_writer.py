@@ -37,6 +37,23 @@ def test_alpha_and_linear_time_interpolation():
     assert float(x[1].abs().max()) == 0.0  # not nudged
 
 
+def test_cubic_time_interpolation_is_exact_for_a_quadratic_in_time():
+    """Samples of ``1 + t - t^2 / 36`` (t in hours) every 6 h: cubic in time gives the curve
+    between them (end intervals included), linear its chords."""
+    f = lambda t: 1.0 + t - t**2 / 36  # noqa: E731
+    ref = reference(n=8, values=[f(6.0 * k) for k in range(5)])
+    dt = np.timedelta64(1, "h")
+    cubic = Nudger(ref, ["u"], ["u"], 6.0, dt, grid(8))
+    linear = Nudger(ref, ["u"], ["u"], 6.0, dt, grid(8), time_interpolation="linear")
+    assert cubic.attrs()["nudge_time"] == "cubic" and linear.attrs()["nudge_time"] == "linear"
+    for hours in (1, 3, 8, 13, 20, 23):
+        time = np.datetime64("2020-01-01T00:00") + np.timedelta64(hours, "h")
+        np.testing.assert_allclose(cubic.target(time), f(hours), rtol=1e-6)
+        assert abs(linear.target(time)[0, 0, 0, 0] - f(hours)) > 0.05
+    with pytest.raises(NudgingError, match="nudge_time must be one of cubic, linear"):
+        Nudger(ref, ["u"], ["u"], 6.0, dt, grid(8), time_interpolation="spline")
+
+
 def test_large_scale_nudging_keeps_small_scales():
     """With one increment per block (``increment="block"``, the default before the bilinear
     one): the block means become the reference's, what is inside each block is kept."""
@@ -227,10 +244,17 @@ def test_the_next_reference_time_is_read_in_the_background(tiny_reference, tmp_p
     np.testing.assert_array_equal(nudger.target(times[0]), ref["u"].values[None, 0])
     assert list(nudger._pending) == [1]  # time 1 already on its way
     mid = times[0] + np.timedelta64(3, "h")
-    both = ref["u"].values[[0]] + ref["u"].values[[1]]
-    np.testing.assert_allclose(nudger.target(mid), 0.5 * both)
-    assert list(nudger._pending) == [2] and sorted(nudger._cache) == [0, 1]
+    u = ref["u"].values[:3, None].astype(np.float64)  # (3, 1, 6, m, m)
+    # the first interval, cubic in time: the quadratic through times 0, 1, 2 at its midpoint
+    np.testing.assert_allclose(nudger.target(mid), 0.375 * u[0] + 0.75 * u[1] - 0.125 * u[2])
+    assert list(nudger._pending) == [3] and sorted(nudger._cache) == [0, 1, 2]
     nudger.close()
+    linear = Nudger(
+        ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(4), time_interpolation="linear"
+    )
+    np.testing.assert_allclose(linear.target(mid), 0.5 * (u[0] + u[1]))
+    assert list(linear._pending) == [2] and sorted(linear._cache) == [0, 1]
+    linear.close()
 
     broken = shutil.copytree(tiny_reference, tmp_path / "broken.zarr")
     # the stacked store's shard of time 2, face 0 (u is one of its channels)

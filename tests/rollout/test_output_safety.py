@@ -206,6 +206,29 @@ def test_an_output_nudged_with_the_bilinear_increment_resumes_with_it(
     assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, "--resume", steps=4)) == 0
 
 
+def test_an_output_nudged_linear_in_time_resumes_with_it(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys
+):
+    """An output nudged toward the reference's chord in time (the only way before cubic, so
+    also one without the ``nudge_time`` attr) is refused by today's default, untouched, with
+    the flag that continues it named."""
+    path = tmp_path / "r.zarr"
+    common = ["--reference", str(tiny_reference), "--nudge-time", "linear"]
+    assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, steps=4)) == 0
+    assert zarr.open_group(path, mode="r").attrs["nudge_time"] == "linear"
+    with_default = args(tiny_checkpoint, tiny_store, path, *common[:2], "--resume", steps=4)
+    for made_before_the_option in (False, True):
+        if made_before_the_option:
+            del zarr.open_group(path, mode="r+").attrs["nudge_time"]
+        before = snapshot(path)
+        assert cli.main(with_default) == 2
+        err = capsys.readouterr().err
+        assert "nudge_time: output has 'linear', this run 'cubic'" in err
+        assert "resumes with --nudge-time linear" in err
+        assert snapshot(path) == before
+    assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, "--resume", steps=4)) == 0
+
+
 def test_a_second_run_on_a_locked_output_is_refused(tiny_checkpoint, tiny_store, finished, capsys):
     """Two --resume runs on one output interleaved their steps, both exiting 0. The lock is
     held by another process here, then released by SIGKILL, as a killed rollout releases it."""
