@@ -188,43 +188,38 @@ def test_an_output_nudged_before_the_bilinear_increment_resumes_with_block(
     )
 
 
-def test_an_output_nudged_with_the_bilinear_increment_resumes_with_it(
-    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys
+@pytest.mark.parametrize(
+    "old, message, attr",
+    [
+        (
+            ["--nudge-increment", "bilinear"],
+            "this run 'block mean over 4x4, increment bicubic in each face'",
+            None,
+        ),
+        (
+            ["--nudge-time", "linear"],
+            "nudge_time: output has 'linear', this run 'cubic'",
+            "nudge_time",
+        ),
+    ],
+)
+def test_an_output_made_with_an_old_default_resumes_only_with_it(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys, old, message, attr
 ):
-    """Outputs nudged with the bilinear increment (the default before bicubic) are refused by
-    today's default, untouched, with the flag that continues them named."""
+    """Outputs nudged with the bilinear increment (the default before bicubic) or linear in
+    time (before cubic; so also one without the ``nudge_time`` attr) are refused by today's
+    defaults, untouched, with the flag that continues them named."""
     path = tmp_path / "r.zarr"
-    common = ["--reference", str(tiny_reference), "--nudge-increment", "bilinear"]
+    common = ["--reference", str(tiny_reference), *old]
     assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, steps=4)) == 0
-    before = snapshot(path)
     with_default = args(tiny_checkpoint, tiny_store, path, *common[:2], "--resume", steps=4)
-    assert cli.main(with_default) == 2
-    err = capsys.readouterr().err
-    assert "this run 'block mean over 4x4, increment bicubic in each face'" in err
-    assert "resumes with --nudge-increment bilinear" in err
-    assert snapshot(path) == before
-    assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, "--resume", steps=4)) == 0
-
-
-def test_an_output_nudged_linear_in_time_resumes_with_it(
-    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys
-):
-    """An output nudged toward the reference's chord in time (the only way before cubic, so
-    also one without the ``nudge_time`` attr) is refused by today's default, untouched, with
-    the flag that continues it named."""
-    path = tmp_path / "r.zarr"
-    common = ["--reference", str(tiny_reference), "--nudge-time", "linear"]
-    assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, steps=4)) == 0
-    assert zarr.open_group(path, mode="r").attrs["nudge_time"] == "linear"
-    with_default = args(tiny_checkpoint, tiny_store, path, *common[:2], "--resume", steps=4)
-    for made_before_the_option in (False, True):
+    for made_before_the_option in (False, True) if attr else (False,):
         if made_before_the_option:
-            del zarr.open_group(path, mode="r+").attrs["nudge_time"]
+            del zarr.open_group(path, mode="r+").attrs[attr]
         before = snapshot(path)
         assert cli.main(with_default) == 2
         err = capsys.readouterr().err
-        assert "nudge_time: output has 'linear', this run 'cubic'" in err
-        assert "resumes with --nudge-time linear" in err
+        assert message in err and f"resumes with {old[0]} {old[1]}" in err
         assert snapshot(path) == before
     assert cli.main(args(tiny_checkpoint, tiny_store, path, *common, "--resume", steps=4)) == 0
 
