@@ -194,12 +194,8 @@ class Nudger:
         if self._target is not None and self._target[0] == time:  # apply, then misfit
             return self._target[1]
         t = seconds(time - self.times[0])
-        weights = time_weights(self._seconds, t, self.time_interpolation)
-        if len(weights) == 2:  # linear: the same arithmetic as before cubic existed
-            (i, a), (j, b) = weights
-            value = a * self._at(i) + b * self._at(j)
-        else:
-            value = sum(w * self._at(k) for k, w in weights)
+        weights = time_weights(self._seconds, t, self.time_interpolation)  # [(index, w)]
+        value = sum(w * self._at(k) for k, w in weights)
         self._target = (time, value)
         return value
 

@@ -6,10 +6,10 @@ A model that is perfect in tendency form, ``x(t + dt) = x(t) + [truth(t + dt) - 
 nudged toward the reference after every step as the rollout nudges
 (:class:`screamcast.rollout.nudging.Nudger`, the same increment and time interpolation):
 whatever its error becomes is the reference's doing, its interpolation between samples and
-what its projection cannot see. No emulator
-nudged the same way can be expected below it, and a variable whose floor is above its
-persistence (the demo's temperature, which repeats every 24 h) cannot beat persistence there
-by being nudged. ``python -m screamcast.rollout.nudging_floor --data TRUTH --reference REF``.
+what its projection cannot see. No emulator nudged the same way can be expected below it, and
+a variable whose floor is above its persistence (the demo's temperature, which repeats every
+24 h) cannot beat persistence there by being nudged. ``python -m
+screamcast.rollout.nudging_floor --data TRUTH --reference REF``.
 """
 
 from __future__ import annotations
