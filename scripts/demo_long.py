@@ -3,7 +3,7 @@
 """The demo's long mode: 30 simulated days, free and nudged, evaluated (docs/rollout.md).
 
 ``python scripts/demo_long.py [--days 30]`` (after ``bash ci/demo.sh``, whose model it uses):
-writes a ``days + 2``-day analytic store and its 6-hourly ne6pg2 reference under
+writes a ``days + 2``-day analytic store and its 6-hourly ne8pg2 reference (the demo's) under
 ``demo_data/long/`` (once), rolls the demo model out hourly for ``days`` days from day 1, free
 and nudged (u, v, temperature; tau 6 h), evaluates both with ``python -m screamcast.evaluate``
 against the store's exact truth and its time-mean climatology, and copies the drift, skill and
@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--tag", default="", help="a suffix for the outputs of --checkpoint")
     a = ap.parse_args(argv)
+    from screamcast.data.synthetic import DEMO_REFERENCE_COARSEN as F
     from screamcast.data.synthetic import write_store
 
     best = Path(a.checkpoint)
@@ -40,11 +41,12 @@ def main(argv: list[str] | None = None) -> None:
     if not best.exists():
         raise SystemExit(f"{best} is missing: run `bash ci/demo.sh` first")
     folder = ROOT / "demo_data" / "long"
-    data, ref = folder / f"demo_{a.days + 2}d.zarr", folder / f"reference_{a.days + 2}d.zarr"
+    data = folder / f"demo_{a.days + 2}d.zarr"
+    ref = folder / f"reference_{a.days + 2}d_ne{24 // F}pg2.zarr"  # (an ne6pg2 one is older)
     if not data.exists():
         write_store(data, 48, days=a.days + 2)
     if not ref.exists():
-        write_store(ref, 12, days=a.days + 2, step_hours=6, coarsen=4)
+        write_store(ref, 48 // F, days=a.days + 2, step_hours=6, coarsen=F)
     out_dir = ROOT / "demo_out" / "long"
     out_dir.mkdir(parents=True, exist_ok=True)
     for mode, extra in (("free", []), ("nudged", ["--reference", str(ref)])):

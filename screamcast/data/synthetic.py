@@ -53,6 +53,9 @@ DIAGNOSTIC = ("precip",)
 STATIC = ("orography", "land_fraction")
 # what moves the tracer, in every store's attrs (a demo store built before has none)
 TRACER_ATTR = "source orography / 2500 m, carried by the wave's wind, lifetime {:g} h"
+# the demo's nudging reference: 3 x 3 model cells a block (ne8pg2 for n = 48), which do not
+# divide its 16-cell tile, so the tile imprint measures the tiling, not the blocks' lattice
+DEMO_REFERENCE_COARSEN = 3
 
 
 @dataclass(frozen=True)
@@ -361,7 +364,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--reference-coarsen",
         type=int,
-        default=3,
+        default=DEMO_REFERENCE_COARSEN,
         help="model cells per reference cell along each axis (default 3: the demo's ne8pg2 "
         "for n = 48)",
     )

@@ -211,9 +211,8 @@ def _refuse_stale_demo(data: Path, best: Path) -> None:
         )
 
 
-# The demo's reference: ne8pg2, 3 x 3 model cells a block, which do not divide its 16-cell
-# tile, so the tile imprint measures the tiling, not the blocks' lattice (docs/rollout.md).
-DEMO_REFERENCE_GRID, DEMO_REFERENCE_COARSEN = "ne8pg2", 3
+# The demo's reference (screamcast.data.synthetic.DEMO_REFERENCE_COARSEN; docs/rollout.md).
+DEMO_REFERENCE_GRID = "ne8pg2"
 
 
 def _refuse_stale_reference(ref: Path) -> None:
@@ -232,7 +231,7 @@ def _refuse_stale_reference(ref: Path) -> None:
 
 def demo_arguments() -> list[str]:
     """Prepare the demo (data, model) and return the rollout's arguments."""
-    from screamcast.data.synthetic import write_store
+    from screamcast.data.synthetic import DEMO_REFERENCE_COARSEN, write_store
 
     data, ref = ROOT / "demo_data" / "demo.zarr", ROOT / "demo_data" / "reference.zarr"
     if not data.exists():

@@ -423,5 +423,8 @@ def test_a_demo_reference_from_before_ne8pg2_is_refused_not_rebuilt(tmp_path):
     assert ref.exists()
     zarr.open_group(ref, mode="r+").attrs["grid"] = cli.DEMO_REFERENCE_GRID
     cli._refuse_stale_reference(ref)
+    from screamcast.data.synthetic import DEMO_REFERENCE_COARSEN
+
     tile = OmegaConf.load(ROOT / "configs" / "data" / "demo.yaml").tile
-    assert tile % cli.DEMO_REFERENCE_COARSEN != 0  # the blocks do not divide the demo's tile
+    assert tile % DEMO_REFERENCE_COARSEN != 0  # the blocks do not divide the demo's tile
+    assert f"ne{24 // DEMO_REFERENCE_COARSEN}pg2" == cli.DEMO_REFERENCE_GRID
