@@ -112,19 +112,20 @@ def input_channels(
 
 
 def build_pipeline(cfg, stats: Stats) -> Pipeline:
-    """The network and pipeline a ``TrainConfig`` (or a checkpoint's config) describes."""
+    """The network and pipeline a ``TrainConfig`` (the dataclass or its OmegaConf form, or a
+    checkpoint's config) describes."""
     from screamcast.model.unet import UNet
 
     d, m = cfg.data, cfg.model
-    solar_time = bool(d.get("solar_time", False))  # absent from older checkpoints' configs
-    grid_metric = bool(d.get("grid_metric", False))  # likewise
+    solar_time = bool(getattr(d, "solar_time", False))  # absent from older checkpoints' configs
+    grid_metric = bool(getattr(d, "grid_metric", False))  # likewise
     net = UNet(
         input_channels(len(d.prognostic), len(d.static), solar_time, grid_metric),
         len(d.prognostic) + len(d.diagnostic),
         m.width,
         m.levels,
         m.blocks,
-        m.get("upsample", "nearest"),  # absent from older checkpoints' configs
+        getattr(m, "upsample", "nearest"),  # absent from older checkpoints' configs
     )
     return Pipeline(
         net,

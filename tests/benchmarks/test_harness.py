@@ -41,6 +41,15 @@ def test_rollout_memory_benchmark_runs():
     assert set(report["peak_rss_mb"]) == {2, 4} and min(report["peak_rss_mb"].values()) > 50
 
 
+def test_rollout_step_benchmark_runs():
+    """It runs (tiny sizes; the ratio itself is the benchmark's): it had stopped at
+    ``build_pipeline``, which read its dataclass config as a dict, unseen for two rounds."""
+    from benchmarks import bench_rollout
+
+    results, context = bench_rollout.run(quick=True, n=16, tile=8, halo=4)
+    assert results[0].candidate_s > results[0].baseline_s > 0 and context["steps"] == 6
+
+
 def test_crop_reads_benchmark_runs(tiny_store):
     """It runs and counts (tiny sizes); the figures themselves are the benchmark's."""
     from benchmarks.crop_reads import measure
