@@ -182,8 +182,9 @@ def evaluate(
         if seams is not None and seams.last_map is not None:
             rp.plot_tile_imprint(report / "tile_imprint.png", seams, variables)
     spectra = f"Scored on {scoring.description}.\n\n{spectra}"
-    lines = _report_lines(output, truth, table, variables, len(times), spectra, seams, figures)
-    lines[-2:-2] = _lattice_note(out.attrs, seams)  # before the provenance
+    lines = _report_lines(
+        output, truth, table, variables, len(times), spectra, seams, figures, out.attrs
+    )
     lines += [f"- `{k}`: {v}" for k, v in out.attrs.items() if k != "screamcast_url"]
     (report / "report.md").write_text("\n".join(lines) + "\n")
     return table
@@ -258,7 +259,9 @@ def cube_climatology(clim: xr.Dataset, name: str, variables, grid) -> np.ndarray
     return maps
 
 
-def _report_lines(output, truth, table, variables, steps, spectra, seams, figures) -> list[str]:
+def _report_lines(
+    output, truth, table, variables, steps, spectra, seams, figures, attrs
+) -> list[str]:
     """report.md's text: the last step's scores, the seam classes, the figures (if drawn)."""
     last = {v: {k: x[-1] for k, x in table[v].items()} for v in variables}
     acc = "acc" in last[variables[0]]
@@ -297,7 +300,8 @@ def _report_lines(output, truth, table, variables, steps, spectra, seams, figure
             cells = [s["rmse_tile_seams"], s["rmse_face_edges"], s["rmse_interiors"]]
             imprint = [f"{s['tile_imprint']:.3f}", f"{s['tile_imprint_floor']:.3f}"]
             lines.append(_row([v, *(f"{c:.4g}" for c in cells), *imprint]))
-        lines += ["", "![tile imprint](tile_imprint.png)", ""] if figures else [""]
+        lines += ["", *_lattice_note(attrs, seams.tile)]
+        lines += ["![tile imprint](tile_imprint.png)", ""] if figures else []
     if figures:
         lines += ["![drift](drift.png)", "", f"Time-mean bias over steps 1..{steps - 1}:", ""]
         lines += ["![bias maps](bias_maps.png)", "", spectra, "", "![spectra](spectra.png)", ""]
@@ -306,15 +310,15 @@ def _report_lines(output, truth, table, variables, steps, spectra, seams, figure
     return lines + ["## Provenance (the output's attrs)", ""]
 
 
-def _lattice_note(attrs, seams) -> list[str]:
+def _lattice_note(attrs, tile: int) -> list[str]:
     """When the nudging reference's blocks divide the tile, what the nudging leaves at a fixed
     place in a block sits at fixed tile-local positions: the imprint cannot tell it from the
     tiling's (docs/rollout.md)."""
     block = int(attrs.get("nudge_block_cells", 1))
-    if seams is None or seams.last_map is None or block < 2 or seams.tile % block:
+    if block < 2 or tile % block:
         return []
     return [
-        f"The nudging reference's blocks ({block} x {block} cells) divide the {seams.tile}-cell "
+        f"The nudging reference's blocks ({block} x {block} cells) divide the {tile}-cell "
         "tile, so the tile imprint also holds the reference's lattice (what block means cannot "
         "correct sits at the same places in every block): `python scripts/imprint_analysis.py "
         "OUTPUT` divides it out; a reference whose block does not divide the tile keeps the "

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tag", default="", help="a suffix for the outputs of --checkpoint")
     a = ap.parse_args(argv)
     from screamcast.data.synthetic import DEMO_REFERENCE_COARSEN as F
-    from screamcast.data.synthetic import write_store
+    from screamcast.data.synthetic import DEMO_REFERENCE_GRID, write_store
 
     best = Path(a.checkpoint)
     default = best == ROOT / "runs" / "demo" / "best.pth"
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"{best} is missing: run `bash ci/demo.sh` first")
     folder = ROOT / "demo_data" / "long"
     data = folder / f"demo_{a.days + 2}d.zarr"
-    ref = folder / f"reference_{a.days + 2}d_ne{24 // F}pg2.zarr"  # (an ne6pg2 one is older)
+    ref = folder / f"reference_{a.days + 2}d_{DEMO_REFERENCE_GRID}.zarr"  # ne6pg2: older
     if not data.exists():
         write_store(data, 48, days=a.days + 2)
     if not ref.exists():

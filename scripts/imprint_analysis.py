@@ -54,7 +54,7 @@ def main() -> None:
     out = xr.open_zarr(args.output, consolidated=False, decode_times=DECODER, chunks=None)
     tile, t = int(out.attrs["tile"]), out["time"].values[args.lead]
     period = args.lattice or int(out.attrs.get("nudge_block_cells", 4))
-    if period < 2 or tile % period:
+    if not divides(period, tile):
         print(
             f"the reference's {period} x {period} blocks do not divide the {tile}-cell tile: "
             "no lattice on the tile map to divide out"
@@ -82,10 +82,15 @@ def main() -> None:
         halo_error(out["time"].values[0], int(out.attrs["halo"]), tile, args.vars.split(","), seed)
 
 
+def divides(period: int, tile: int) -> bool:
+    """Whether a block lattice of ``period`` cells sits at fixed tile-local positions."""
+    return period >= 2 and tile % period == 0
+
+
 def lattice_summary(stack: np.ndarray, local: np.ndarray, period: int) -> str:
     """The period-``period`` lattice of the tile map and the imprint with it divided out,
     against that measure's random-phase null; nothing when the period does not divide it."""
-    if period < 2 or local.shape[-1] % period:
+    if not divides(period, local.shape[-1]):
         return f"no period-{period} lattice"
     lattice = lattice_means(local, period)  # (period, period): positions mod period
     rest = without_lattice(local, period)  # (tile, tile)

@@ -56,6 +56,7 @@ TRACER_ATTR = "source orography / 2500 m, carried by the wave's wind, lifetime {
 # the demo's nudging reference: 3 x 3 model cells a block (ne8pg2 for n = 48), which do not
 # divide its 16-cell tile, so the tile imprint measures the tiling, not the blocks' lattice
 DEMO_REFERENCE_COARSEN = 3
+DEMO_REFERENCE_GRID = f"ne{24 // DEMO_REFERENCE_COARSEN}pg2"  # of the demo's ne24pg2
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,11 @@ import numpy as np
 import torch
 import xarray as xr
 
-from screamcast.data.calendar import calendar_of, in_model_calendar
+from screamcast.data.calendar import calendar_of
 from screamcast.data.store import dataset_grid, open_store, time_step
 from screamcast.metrics import area_weighted_rmse
 from screamcast.rollout.nudging import INCREMENTS, Nudger
+from screamcast.rollout.plan import open_reference
 from screamcast.rollout.reference_time import TIME_INTERPOLATIONS
 
 
@@ -47,8 +48,7 @@ def perfect_model_errors(
         raise ValueError(
             f"{steps} steps from time index {k0} do not fit the truth's {truth.sizes['time']} times"
         )
-    grid = dataset_grid(truth)
-    step = time_step(truth)
+    grid, step = dataset_grid(truth), time_step(truth)
     nudger = Nudger(
         reference,
         variables,
@@ -56,7 +56,6 @@ def perfect_model_errors(
         tau_hours,
         step,
         grid,
-        name="reference",
         increment=increment,
         time_interpolation=time_interpolation,
     )
@@ -100,8 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     variables = args.nudge_vars.split(",")
     truth = open_store(args.data, variables=variables)
-    reference = open_store(args.reference, variables=variables, latlon=True)
-    reference = in_model_calendar(reference, calendar_of(truth["time"].values), args.reference)
+    reference = open_reference(args.reference, variables, calendar_of(truth["time"].values))
     errors = perfect_model_errors(
         truth,
         reference,

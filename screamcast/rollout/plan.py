@@ -178,13 +178,9 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, ds, out_times, var_attrs) ->
         raise RolloutError(
             f"nudge_vars: {unknown} not prognostic variables of the checkpoint ({', '.join(prog)})"
         )
-    ref = open_store(
-        o.reference, o.storage_options, nudge_vars, (), None, latlon=True, assume_grid=o.assume_grid
+    ref = open_reference(
+        o.reference, nudge_vars, calendar_of(out_times), o.storage_options, o.assume_grid
     )
-    try:
-        ref = in_model_calendar(ref, calendar_of(out_times), o.reference)
-    except CalendarError as err:
-        raise RolloutError(str(err)) from None
     _check_levels(ds, ref, nudge_vars, o.reference)
     nudger = Nudger(
         ref,
@@ -202,6 +198,20 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, ds, out_times, var_attrs) ->
     nudger.check_units({v: var_attrs.get(v, {}).get("units") for v in nudge_vars})
     nudger.target(out_times[1])  # the first values it needs: read and checked before any step
     return nudger
+
+
+def open_reference(
+    url: str, variables: list[str], calendar: str, storage_options=None, assume_grid=False
+) -> xr.Dataset:
+    """A nudging reference (cube or regular lat-lon) with ``variables``, its times in the
+    model's ``calendar`` (matched date for date)."""
+    ref = open_store(
+        url, storage_options, variables, (), None, latlon=True, assume_grid=assume_grid
+    )
+    try:
+        return in_model_calendar(ref, calendar, url)
+    except CalendarError as err:
+        raise RolloutError(str(err)) from None
 
 
 def _check_levels(ds: xr.Dataset, ref: xr.Dataset, channels: list[str], name: str) -> None:

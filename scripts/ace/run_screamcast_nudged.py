@@ -211,19 +211,18 @@ def _refuse_stale_demo(data: Path, best: Path) -> None:
         )
 
 
-# The demo's reference (screamcast.data.synthetic.DEMO_REFERENCE_COARSEN; docs/rollout.md).
-DEMO_REFERENCE_GRID = "ne8pg2"
-
-
 def _refuse_stale_reference(ref: Path) -> None:
     """A demo reference built before the demo moved from ne6pg2 to ne8pg2 is the user's to
     delete (10 s to rebuild); the model does not depend on it."""
     import zarr
 
+    from screamcast.data.synthetic import DEMO_REFERENCE_COARSEN as F
+    from screamcast.data.synthetic import DEMO_REFERENCE_GRID
+
     grid = zarr.open_group(ref, mode="r").attrs.get("grid", "")
     if grid != DEMO_REFERENCE_GRID:
         raise ValueError(
-            f"{ref} is on {grid!r}; the demo now nudges toward {DEMO_REFERENCE_GRID} (3 x 3 "
+            f"{ref} is on {grid!r}; the demo now nudges toward {DEMO_REFERENCE_GRID} ({F} x {F} "
             f"model cells a block, docs/rollout.md): remove {ref} to rebuild it (the model "
             "is kept)"
         )

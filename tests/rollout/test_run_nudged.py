@@ -421,10 +421,11 @@ def test_a_demo_reference_from_before_ne8pg2_is_refused_not_rebuilt(tmp_path):
     with pytest.raises(ValueError, match=r"reference.zarr is on 'ne2pg2'.*ne8pg2.*remove"):
         cli._refuse_stale_reference(ref)
     assert ref.exists()
-    zarr.open_group(ref, mode="r+").attrs["grid"] = cli.DEMO_REFERENCE_GRID
+    from screamcast.data.synthetic import DEMO_REFERENCE_COARSEN, DEMO_REFERENCE_GRID
+
+    zarr.open_group(ref, mode="r+").attrs["grid"] = DEMO_REFERENCE_GRID
     cli._refuse_stale_reference(ref)
-    from screamcast.data.synthetic import DEMO_REFERENCE_COARSEN
 
     tile = OmegaConf.load(ROOT / "configs" / "data" / "demo.yaml").tile
     assert tile % DEMO_REFERENCE_COARSEN != 0  # the blocks do not divide the demo's tile
-    assert f"ne{24 // DEMO_REFERENCE_COARSEN}pg2" == cli.DEMO_REFERENCE_GRID
+    assert f"ne{24 // DEMO_REFERENCE_COARSEN}pg2" == DEMO_REFERENCE_GRID
