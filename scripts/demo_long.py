@@ -6,7 +6,8 @@
 writes a ``days + 2``-day analytic store and its 6-hourly ne8pg2 reference (the demo's) under
 ``demo_data/long/`` (once), rolls the demo model out hourly for ``days`` days from day 1, free
 and nudged (u, v, temperature; tau 6 h), evaluates both with ``python -m screamcast.evaluate``
-against the store's exact truth and its time-mean climatology, and copies the drift, skill and
+against the store's exact truth and its time-mean climatology, prints max |u|, the
+temperature's range and the tracer's mass on some days, and copies the drift, skill and
 spectra figures to ``docs/figures/long_<free|nudged>_<figure>.png``.
 """
 
@@ -78,6 +79,31 @@ def main(argv: list[str] | None = None) -> None:
                 report / f"{figure}.png", ROOT / "docs" / "figures" / f"long_{mode}_{figure}.png"
             )
         print(f"{mode}: {report / 'report.md'}")
+        print(stability(out, data, a.days))
+
+
+def stability(output: Path, truth_store: Path, days: int) -> str:
+    """Whether the run stayed bounded: max |u|, the temperature's range and the tracer's
+    area-weighted global mean (its mass) on some days, the truth's at the last one."""
+    import numpy as np
+    import xarray as xr
+
+    from screamcast.data.calendar import DECODER
+    from screamcast.data.store import open_store
+
+    out = xr.open_zarr(output, consolidated=False, decode_times=DECODER, chunks=None)
+    truth = open_store(truth_store)
+    w = truth["area"].values / truth["area"].values.sum()  # (6, n, n)
+
+    def state(ds, time) -> str:
+        u, T = ds["u"].sel(time=time).values, ds["temperature"].sel(time=time).values
+        mass = (ds["tracer"].sel(time=time).values * w).sum()
+        return f"|u| {np.abs(u).max():.0f} m/s, T {T.min():.0f}-{T.max():.0f} K, tracer {mass:.4f}"
+
+    picked = sorted({d for d in (5, 10, 20, days) if d <= days})
+    lines = [f"  day {d}: {state(out, out['time'].values[24 * d])}" for d in picked]
+    lines.append(f"  truth at day {days}: {state(truth, out['time'].values[24 * days])}")
+    return f"{output.name}, bounded?\n" + "\n".join(lines)
 
 
 if __name__ == "__main__":
