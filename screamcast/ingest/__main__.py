@@ -7,6 +7,7 @@ Dask, resumable (run the same command again after a kill), with the normalisatio
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 
@@ -81,6 +82,15 @@ def main(argv: list[str] | None = None) -> int:
     except (IngestError, ValueError, FileExistsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # the disk, the network: what finished is kept
+        full = err.errno == errno.ENOSPC
+        print(
+            f"error: {'no space left on the device' if full else type(err).__name__} while "
+            f"writing {a.output}: {err}. The blocks written so far are kept: "
+            f"{'free space, then ' if full else ''}run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 3
     print(f"{a.output}: {json.dumps(summary)}")
     return 0
 

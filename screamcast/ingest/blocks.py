@@ -140,10 +140,27 @@ def process(plan: Plan, t0: int, t1: int) -> dict:
         "block": [t0, t1],
         "moments": moments(fields, previous, plan.catalogue.grid.area),
         "bytes_read": int(sum(v.size * 4 for v in raw.values())),  # float32 in the files
+        "non_finite": non_finite(plan, raw, start, t0, t1),
     }
     write_marker(plan, t0, result)
     time.sleep(float(os.environ.get("SCREAMCAST_INGEST_SLOW", "0")))  # tests: time to kill it
     return result
+
+
+def non_finite(plan: Plan, raw: dict[str, np.ndarray], start: int, t0: int, t1: int) -> dict:
+    """``{variable: [count, [time index, ...]]}`` of the NaN / fill values the files hold at
+    times ``[t0, t1)`` (``raw`` starts at ``start``; times missing from the files skipped)."""
+    out = {}
+    for name, values in raw.items():
+        bad = ~np.isfinite(values[t0 - start :]).reshape(t1 - t0, -1)  # (t, values)
+        times = [
+            int(t0 + k)
+            for k in np.flatnonzero(bad.any(axis=1))
+            if plan.catalogue.where[t0 + k][0] >= 0
+        ]
+        if times:
+            out[name] = [int(bad[[k - t0 for k in times]].sum()), times]
+    return out
 
 
 def _write(plan: Plan, fields: dict[str, np.ndarray], t0: int, t1: int) -> None:

@@ -12,6 +12,7 @@ the store complete.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -23,7 +24,7 @@ from screamcast.data.stats import Moments, Stats
 from screamcast.ingest import store as st
 from screamcast.ingest.blocks import WINDS, Plan, marker_path, process
 from screamcast.ingest.layers import LayerError, check_interfaces, equal_thickness
-from screamcast.ingest.sources import IngestError, scan
+from screamcast.ingest.sources import IngestError, canonical, local_path, scan, within
 
 
 @dataclass
@@ -65,6 +66,12 @@ def plan_outputs(cat, options: IngestOptions) -> tuple[dict, dict, dict, list | 
             if extra:
                 level_dims[t] = "layer" if options.layers else extra[0]
                 levels[t] = list(options.levels) or None
+                size = len(cat.level_coords[extra[0]][0])
+                if options.levels and max(options.levels) >= size:
+                    raise IngestError(
+                        f"--levels {','.join(map(str, options.levels))}: '{name}' has "
+                        f"{size} '{extra[0]}' levels (indices 0 to {size - 1})"
+                    )
     if options.layers and level_dims:
         interfaces, ps = _layers(cat, options.layers)
     return outputs, levels, level_dims, interfaces, ps
@@ -86,21 +93,63 @@ def _layers(cat, spec: str) -> tuple[list[int], str]:
         raise IngestError(str(err)) from None
 
 
-def ingest(options: IngestOptions) -> dict:
-    """Run (or resume) an ingestion; returns a summary (blocks, seconds, MB read)."""
+def check_options(options: IngestOptions) -> None:
+    """Options that cannot work together or at all, refused before any file is opened."""
     if options.layout not in ("stacked", "variables"):
         raise IngestError(f"--layout must be 'stacked' or 'variables', got {options.layout!r}")
     for key in ("chunk", "shard", "block"):
         if getattr(options, key) < 1:
             raise IngestError(f"--{key} must be a positive number, got {getattr(options, key)}")
+    if options.levels and options.layers:
+        raise IngestError(
+            "--levels and --layers exclude each other: layers are made from every level"
+        )
+    lv = list(options.levels)
+    if lv and (min(lv) < 0 or any(b <= a for a, b in zip(lv[:-1], lv[1:], strict=False))):
+        raise IngestError(
+            f"--levels {','.join(map(str, lv))}: level indices must be >= 0 and increase "
+            "strictly (each level once, top to bottom)"
+        )
+
+
+def ingest(options: IngestOptions) -> dict:
+    """Run (or resume) an ingestion; returns a summary (blocks, seconds, MB read).
+
+    The output is locked for the run; it is never an input nor holds one; an existing path
+    is resumed (the same command), left alone (no ``--overwrite``) or, only when the
+    ingestion wrote it, replaced, the old store kept until the new one is complete."""
+    check_options(options)
+    output = local_path(options.output)
+    here = canonical(output)
+    from screamcast.file_lock import FileLock, LockedError
+
+    try:
+        lock = FileLock(st.lock_path(output), f"ingestion output {options.output}", remove=True)
+        lock.acquire()
+    except LockedError as err:
+        raise IngestError(str(err)) from None
+    except OSError as err:
+        raise IngestError(f"--output {options.output}: cannot lock it ({err})") from None
+    try:
+        return _ingest_locked(options, output, here)
+    finally:
+        lock.release()
+
+
+def _ingest_locked(options: IngestOptions, output: str, here: str) -> dict:
     cat = scan(
         options.sources,
         options.variables or None,
         options.storage_options,
         options.pg,
         options.allow_gaps,
+        exclude=here,
+        surface_pressure=bool(options.layers),
     )
+    _check_apart(cat.files, output, here)
     outputs, levels, level_dims, interfaces, ps = plan_outputs(cat, options)
+    want = st.fingerprint(cat, asdict(options))
+    target, action = _target(output, options, want, cat)
     plan = Plan(
         cat,
         outputs,
@@ -108,44 +157,111 @@ def ingest(options: IngestOptions) -> dict:
         level_dims,
         interfaces,
         ps,
-        options.output,
+        target,
         options.storage_options or None,
-        f"{options.output.rstrip('/')}/.ingest",
+        f"{target.rstrip('/')}/.ingest",
         options.block,
         options.layout,
     )
-    want = st.fingerprint(plan, asdict(options))
-    state = st.existing_state(options.output, plan.storage_options, want)
-    if state == "complete":
+    if action == "complete":
         return {"blocks": 0, "state": "complete"}
-    if state == "other":
-        if not options.overwrite:
-            raise IngestError(
-                f"--output {options.output} exists and is not this ingestion's store: pass "
-                "--overwrite to replace it, or choose another path"
-            )
-        st.remove(options.output, plan.storage_options, cat.files)
-    if state != "resume":
-        attrs = {
-            "ingest_options": want,
-            "history": f"screamcast.ingest {json.dumps(asdict(options))}",
-        }
-        st.create(plan, attrs, options.chunk, _coordinates(plan), options.shard)
-    done = _finished(plan)
-    todo = [b for b in plan.blocks() if b[0] not in done]
-    t0 = time.perf_counter()
-    results = _run(plan, todo, options)
+    with _cluster(options) as client:  # reached before anything is created
+        if action in ("create", "recreate"):
+            if action == "recreate":
+                st.remove(target, plan.storage_options)
+            attrs = {
+                "ingest_options": want,
+                "history": f"screamcast.ingest {json.dumps(asdict(options))}",
+            }
+            st.create(plan, attrs, options.chunk, _coordinates(plan), options.shard)
+        done = _finished(plan)
+        todo = [b for b in plan.blocks() if b[0] not in done]
+        t0 = time.perf_counter()
+        results = _run(plan, todo, options, client)
     elapsed = time.perf_counter() - t0
     done.update({r["block"][0]: r for r in results})
-    st.finish(plan, combine([done[b[0]] for b in plan.blocks()]).to_dict())
+    finished = [done[b[0]] for b in plan.blocks()]
+    non_finite = _non_finite(finished, cat)
+    st.finish(plan, combine(finished).to_dict(), non_finite)
+    if target != output:
+        st.publish(target, output, plan.storage_options)
     mb = sum(r["bytes_read"] for r in results) / 1e6
-    return {
+    summary = {
         "blocks": len(todo),
         "resumed_after": len(plan.blocks()) - len(todo),
         "seconds": elapsed,
         "mb_read": mb,
-        "state": "written",
+        "state": "written" if target == output else "replaced",
     }
+    return summary | ({"non_finite": non_finite} if non_finite else {})
+
+
+def _check_apart(files: list[str], output: str, here: str) -> None:
+    """The output is no input, does not hold one and does not lie inside one, however either
+    is spelt (``file://``, relative, ``..``, symlinks)."""
+    for f in files:
+        src = canonical(f)
+        if within(src, here) or within(here, src):
+            how = "is" if src == here else ("holds" if within(src, here) else "lies inside")
+            raise IngestError(
+                f"--output {output} {how} the input {f}: the output must be apart from the "
+                "inputs; choose another path"
+            )
+
+
+def _target(output: str, options: IngestOptions, want: str, cat) -> tuple[str, str]:
+    """Where to write and how: ``(path, create | recreate | resume | complete)``; a store
+    to replace is rebuilt at a staging path beside it."""
+    so = options.storage_options or None
+    attrs = st.existing_attrs(output, so)
+    state = st.state_of(attrs, want)
+    if state == "foreign":
+        raise IngestError(
+            f"--output {options.output} exists and was not written by screamcast.ingest (no "
+            f"title '{st.TITLE}'): it is never replaced, even with --overwrite; choose another "
+            "path, or delete it yourself if it is yours to delete"
+        )
+    changed = st.changed_sources(attrs, cat.sources_state) if attrs else []
+    if state in ("complete", "resume") and changed and not options.overwrite:
+        raise IngestError(
+            f"--output {options.output}: inputs changed since this store was planned: "
+            f"{'; '.join(changed)}. Its times are the files' as they were; rebuild it with "
+            "--overwrite (the old store is kept until the new one is complete) or write "
+            "another --output"
+        )
+    if state == "differs" and not options.overwrite:
+        raise IngestError(
+            f"--output {options.output} is a store of another ingestion ("
+            f"{st.differences(attrs.get('ingest_options'), want)}): rerun with its inputs "
+            "and options to resume it, write another --output, or pass --overwrite to "
+            "rebuild it (the old store is kept until the new one is complete)"
+        )
+    if state in ("complete", "resume", "recreate") and not changed:
+        return output, state
+    if state == "absent":
+        return output, "create"
+    if not attrs.get("ingest_complete"):  # an unfinished store holds nothing to keep
+        st.remove(output, so)
+        return output, "create"
+    staging = st.staging_url(output)
+    old = st.state_of(st.existing_attrs(staging, so), want)
+    if old in ("resume", "recreate"):
+        return staging, old
+    if old != "absent":
+        st.remove(staging, so)  # a staging path is the ingestion's own name
+    return staging, "create"
+
+
+def _non_finite(results: list[dict], cat) -> dict:
+    """``{variable: {"values": count, "times": [...]}}`` of NaN / fill values the files held
+    (times absent from the files, --allow-gaps, are listed as missing_times instead)."""
+    out: dict[str, dict] = {}
+    for r in results:
+        for name, (count, times) in r.get("non_finite", {}).items():
+            entry = out.setdefault(name, {"values": 0, "times": []})
+            entry["values"] += count
+            entry["times"] += [str(cat.times[k]) for k in times]
+    return out
 
 
 def _coordinates(plan: Plan) -> dict:
@@ -199,7 +315,7 @@ def combine(results: list[dict]) -> Stats:
     return stats
 
 
-def _run(plan: Plan, todo: list[tuple[int, int]], options: IngestOptions) -> list[dict]:
+def _run(plan: Plan, todo: list[tuple[int, int]], options: IngestOptions, client) -> list[dict]:
     """One task per block on the chosen Dask cluster, with a progress bar."""
     from tqdm import tqdm
 
@@ -213,20 +329,38 @@ def _run(plan: Plan, todo: list[tuple[int, int]], options: IngestOptions) -> lis
         bar.set_postfix(MB_s=f"{read / 1e6 / max(time.perf_counter() - start, 1e-9):.1f}")
         bar.update()
 
-    if options.workers == 0 and not options.scheduler:  # in this process, in order
+    if client is None:  # in this process, in order
         for a, b in todo:
             done(process(plan, a, b))
     else:
-        _run_distributed(plan, todo, options, done)
+        from distributed import as_completed
+
+        shared = client.scatter(plan, broadcast=True)  # the catalogue once per worker
+        futures = [client.submit(process, shared, a, b, pure=False) for a, b in todo]
+        for future in as_completed(futures):
+            done(future.result())
     bar.close()
     return results
 
 
-def _run_distributed(plan: Plan, todo, options: IngestOptions, done) -> None:
-    from distributed import Client, LocalCluster, as_completed
+@contextlib.contextmanager
+def _cluster(options: IngestOptions):
+    """A Dask client (a LocalCluster, or the cluster at ``options.scheduler``), or None for an
+    in-process run; an unreachable scheduler is an :class:`IngestError` before anything is
+    written."""
+    if options.workers == 0 and not options.scheduler:
+        yield None
+        return
+    from distributed import Client, LocalCluster
 
     if options.scheduler:
-        client, cluster = Client(options.scheduler), None
+        try:
+            client, cluster = Client(options.scheduler, timeout="20s"), None
+        except (OSError, TimeoutError) as err:
+            raise IngestError(
+                f"--scheduler {options.scheduler}: no Dask scheduler answers there ({err}); "
+                "start it, check the address, or leave --scheduler out for a local cluster"
+            ) from None
     else:
         workers = options.workers or os.cpu_count() or 1
         cluster = LocalCluster(
@@ -234,10 +368,7 @@ def _run_distributed(plan: Plan, todo, options: IngestOptions, done) -> None:
         )
         client = Client(cluster)
     try:
-        shared = client.scatter(plan, broadcast=True)  # the catalogue once per worker
-        futures = [client.submit(process, shared, a, b, pure=False) for a, b in todo]
-        for future in as_completed(futures):
-            done(future.result())
+        yield client
     finally:
         client.close()
         if cluster is not None:

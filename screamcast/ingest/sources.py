@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 import glob
+import os
+import posixpath
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,10 +34,49 @@ class IngestError(ValueError):
     """Input the ingestion cannot take, named in the message."""
 
 
-def expand_sources(sources: list[str], storage_options: dict | None = None) -> list[str]:
-    """Local paths, globs and ``s3://`` URLs (globs too) -> the files, unordered."""
+def canonical(url: str) -> str:
+    """One spelling per location, to compare inputs with the output: ``file://``, relative
+    paths, ``..``, ``~`` and symlinks resolved for local paths; ``s3://`` keys normalised
+    (repeated and trailing slashes, ``.`` and ``..``)."""
+    url = str(url)
+    if url.startswith("file://"):
+        url = url[len("file://") :]
+    if "://" not in url:
+        return os.path.realpath(os.path.expanduser(url))
+    scheme, rest = url.split("://", 1)
+    bucket, _, key = rest.partition("/")
+    key = posixpath.normpath("/" + key).lstrip("/") if key.strip("/") else ""
+    return f"{scheme}://{bucket}/{key}".rstrip("/")
+
+
+def local_path(url: str) -> str:
+    """A ``file://`` URL as the plain path zarr and netCDF take; anything else as it is."""
+    return url[len("file://") :] if str(url).startswith("file://") else str(url)
+
+
+def within(inner: str, outer: str) -> bool:
+    """Canonical ``inner`` is ``outer`` or lies inside it."""
+    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
+
+
+def _below_base(output: str, pattern: str) -> bool:
+    """The canonical ``output`` lies strictly inside the folder a glob ``pattern`` searches
+    (the part before its first wildcard): an output beside the inputs, not their folder."""
+    parts = pattern.split("/")
+    fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    base = canonical("/".join(parts[:fixed]) or ".")
+    return output != base and within(output, base)
+
+
+def expand_sources(
+    sources: list[str], storage_options: dict | None = None, exclude: str | None = None
+) -> list[str]:
+    """Local paths, globs and ``s3://`` URLs (globs too) -> the files, unordered. A glob's
+    hit that is the canonical ``exclude`` (the ingestion's output) or lies inside it is
+    skipped: an output written beside its inputs is not an input of the next run."""
     out: list[str] = []
     for src in sources:
+        src = local_path(src)
         if src.startswith("s3://"):
             import s3fs
 
@@ -42,6 +84,8 @@ def expand_sources(sources: list[str], storage_options: dict | None = None) -> l
             hits = ["s3://" + p for p in fs.glob(src)] if glob.has_magic(src) else [src]
         else:
             hits = sorted(glob.glob(src)) if glob.has_magic(src) else [src]
+        if glob.has_magic(src) and exclude is not None and _below_base(exclude, src):
+            hits = [h for h in hits if not within(canonical(h), exclude)]
         if not hits:
             raise IngestError(f"{src}: no file matches")
         out += hits
@@ -63,9 +107,32 @@ def open_source(url: str, storage_options: dict | None = None) -> xr.Dataset:
             url = fsspec.open_local(f"simplecache::{url}", **opts)
         if not Path(url).exists():
             raise FileNotFoundError(url)
+        check_not_truncated(url)
         return xr.open_dataset(url, decode_times=DECODER, cache=False)
+    except IngestError:
+        raise
     except Exception as err:
         raise IngestError(f"{url} cannot be read: {type(err).__name__}: {err}") from err
+
+
+def check_not_truncated(path: str, name: str | None = None) -> None:
+    """Refuse a classic (CDF1/2/5) netCDF file shorter than its header says: the netCDF
+    library would read its missing data as fill values, without an error."""
+    from screamcast.ingest.netcdf3 import expected_size
+
+    actual = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(1 << 20)
+        want = expected_size(head)
+        if want is None and head[:3] == b"CDF" and actual > len(head):  # a header over 1 MiB
+            f.seek(0)
+            want = expected_size(f.read(min(actual, 64 << 20)))
+    if want is not None and actual < want:
+        raise IngestError(
+            f"{name or path} is truncated: {actual} bytes, but its netCDF header describes "
+            f"{want} ({want - actual} bytes of data missing; the file was cut short, e.g. by "
+            "an interrupted copy or a full disk): copy it again"
+        )
 
 
 @dataclass
@@ -84,6 +151,7 @@ class Catalogue:
     available: set = field(default_factory=set)  # every variable of the first file
     level_coords: dict = field(default_factory=dict)  # level dim -> (values, attrs)
     missing: list = field(default_factory=list)  # times absent from the files (--allow-gaps)
+    sources_state: list = field(default_factory=list)  # per file: bytes and times when planned
 
     @property
     def step(self):
@@ -96,26 +164,24 @@ def scan(
     storage_options: dict | None = None,
     pg: int = 2,
     allow_gaps: bool = False,
+    exclude: str | None = None,
+    surface_pressure: bool = False,
 ) -> Catalogue:
-    """Open every file once (metadata only), check them against each other, sort by time."""
-    files = expand_sources(sources, storage_options)
+    """Open every file once (metadata only), check them against each other, sort by time.
+
+    ``surface_pressure``: layers are made, so the first file's ``PS`` (or ``ps``) is needed
+    in every file too; ``exclude``: the canonical output, skipped by globs."""
+    files = expand_sources(sources, storage_options, exclude)
     metas = [_metadata(url, storage_options) for url in files]
+    _check_one_calendar(metas)
     metas.sort(key=lambda m: m["times"][0])
     first = metas[0]
     grid, index = _grid(first, pg)
-    chosen = variables or [
-        v for v, dims in first["dims"].items() if "ncol" in dims and v not in COORDS
-    ]
+    chosen = _chosen(variables, metas)
+    needs = tuple(v for v in ("PS", "ps") if v in first["dims"])[:1] if surface_pressure else ()
     for m in metas:
         _check_same_grid(m, first)
-        for v in chosen:
-            if v not in m["dims"]:
-                raise IngestError(f"{m['url']} has no variable '{v}' (the run's other files do)")
-        if m["calendar"] != first["calendar"]:
-            raise IngestError(
-                f"{m['url']} is on the {m['calendar']} calendar, {first['url']} on "
-                f"{first['calendar']}: one run, one calendar"
-            )
+        _check_like_first(m, first, chosen, needs)
     times, where, missing = _timeline(metas, allow_gaps)
     return Catalogue(
         files=[m["url"] for m in metas],
@@ -130,7 +196,83 @@ def scan(
         available=set(first["dims"]),
         level_coords=first["level_coords"],
         missing=missing,
+        sources_state=[m["state"] for m in metas],
     )
+
+
+def _check_one_calendar(metas: list[dict]) -> None:
+    """Every file on one calendar (checked before sorting: times of two calendars do not
+    compare)."""
+    by = Counter(m["calendar"] for m in metas)
+    if len(by) > 1:
+        usual = by.most_common(1)[0][0]
+        odd = [f"{m['url']} ({m['calendar']})" for m in metas if m["calendar"] != usual]
+        raise IngestError(
+            f"{', '.join(odd[:3])}{' ...' if len(odd) > 3 else ''}: on another calendar than "
+            f"the run's other {by[usual]} files ({usual}): one run, one calendar"
+        )
+
+
+def _chosen(variables: list[str] | None, metas: list[dict]) -> list[str]:
+    """The variables to ingest: those named (each a field on the physics grid) or every
+    ``ncol`` field of the first file."""
+    first = metas[0]
+    fields = [v for v, dims in first["dims"].items() if "ncol" in dims and v not in COORDS]
+    if not variables:
+        return fields
+    for v in variables:
+        if v not in first["dims"] and all(v not in m["dims"] for m in metas):
+            raise IngestError(
+                f"no input file has a variable '{v}' (the fields on the physics grid are: "
+                f"{', '.join(fields)})"
+            )
+        if v in first["dims"] and ("ncol" not in first["dims"][v] or v in COORDS):
+            raise IngestError(
+                f"'{v}' is not a field on the physics grid (dims {first['dims'][v]}, no 'ncol'"
+                f"{'; a coordinate' if v in COORDS else ''}): choose among {', '.join(fields)}"
+            )
+    return list(variables)
+
+
+def _check_like_first(m: dict, first: dict, chosen: list[str], needs: tuple[str, ...]) -> None:
+    """A file holds every chosen (and needed) variable with the first file's dims, level
+    sizes and values, units, and vertical coefficients; refused naming the file and what
+    differs."""
+    where = f"{m['url']} differs from {first['url']}"
+    for v in [*chosen, *needs]:
+        if v not in m["dims"]:
+            why = "" if v in chosen else " (needed for --layers)"
+            raise IngestError(f"{m['url']} has no variable '{v}'{why}; {first['url']} has it")
+        if v not in first["dims"]:
+            raise IngestError(f"{first['url']} has no variable '{v}'; {m['url']} has it")
+        if m["dims"][v] != first["dims"][v]:
+            raise IngestError(f"{where}: '{v}' has dims {m['dims'][v]}, not {first['dims'][v]}")
+        for d in m["dims"][v]:
+            if d not in ("time", "ncol") and m["sizes"][d] != first["sizes"][d]:
+                raise IngestError(
+                    f"{where}: '{v}' has {m['sizes'][d]} '{d}' levels, not {first['sizes'][d]}"
+                )
+        units = m["attrs"][v].get("units"), first["attrs"][v].get("units")
+        if units[0] != units[1]:
+            raise IngestError(f"{where}: '{v}' is in units {units[0]!r}, not {units[1]!r}")
+    for d, (values, _) in m["level_coords"].items():
+        want = first["level_coords"].get(d, (values,))[0]
+        if not np.array_equal(values, want):
+            raise IngestError(f"{where}: its '{d}' values {_short(values)} are not {_short(want)}")
+    for k in (*HYBRID, "P0"):
+        a, b = m["hybrid"].get(k), first["hybrid"].get(k)
+        if (a is None) != (b is None) or (a is not None and not np.array_equal(a, b)):
+            raise IngestError(
+                f"{where}: its vertical coefficient '{k}' is {_short(a)}, not {_short(b)}"
+            )
+
+
+def _short(values) -> str:
+    if values is None:
+        return "absent"
+    v = np.atleast_1d(np.asarray(values))
+    text = ", ".join(f"{x:g}" for x in v[:4])
+    return f"[{text}{', ...' if v.size > 4 else ''}]"
 
 
 def _metadata(url: str, storage_options) -> dict:
@@ -142,6 +284,7 @@ def _metadata(url: str, storage_options) -> dict:
     t = ds["time"].values
     if t.dtype.kind not in "MO":
         raise IngestError(f"{url}: 'time' is not CF time (units {ds['time'].attrs.get('units')!r})")
+    t = round_to_second(t)
     hybrid = {k: ds[k].values for k in (*HYBRID, "P0") if k in ds}
     dims = {d for v in ds.data_vars for d in ds[v].dims} - {"time", "ncol"}
     level_coords = {
@@ -153,6 +296,7 @@ def _metadata(url: str, storage_options) -> dict:
         "times": t,
         "calendar": calendar_of(t, url),
         "dims": {v: ds[v].dims for v in ds.data_vars},
+        "sizes": dict(ds.sizes),
         "attrs": {v: dict(ds[v].attrs) for v in ds.data_vars},
         "lat": ds["lat"].values,
         "lon": ds["lon"].values,
@@ -162,7 +306,42 @@ def _metadata(url: str, storage_options) -> dict:
         "level_coords": level_coords,
     }
     ds.close()
+    meta["state"] = source_state(url, t, storage_options)
     return meta
+
+
+def source_state(url: str, times: np.ndarray, storage_options=None) -> dict:
+    """What a file was when the store was planned: its size and its times (a file that grows
+    or changes afterwards is found by comparing)."""
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        size = int(fs.du(path)) if fs.isdir(path) else int(fs.size(path))
+    except (OSError, ValueError):  # pragma: no cover - a file that vanished after opening
+        size = -1
+    return {
+        "file": url,
+        "bytes": size,
+        "times": len(times),
+        "first": str(times[0]),
+        "last": str(times[-1]),
+    }
+
+
+def round_to_second(times: np.ndarray) -> np.ndarray:
+    """Times to the nearest second: EAM writes times as float days, whose decoding lands a
+    few microseconds off (``2020-02-27 01:59:59.999996`` for 02:00)."""
+    if times.dtype.kind == "M":
+        half = np.timedelta64(500_000, "us")
+        return (times.astype("datetime64[us]") + half).astype("datetime64[s]").astype(times.dtype)
+    out = []
+    for t in times:
+        us = t.microsecond
+        if us:
+            t = t + dt.timedelta(microseconds=(1_000_000 - us) if us >= 500_000 else -us)
+        out.append(t)
+    return np.array(out, dtype=object)
 
 
 def _grid(meta: dict, pg: int) -> tuple[PhysicsGrid, np.ndarray]:
@@ -208,12 +387,23 @@ def _timeline(metas: list[dict], allow_gaps: bool):
     if len(times) < 2:
         return np.array(times, dtype=object), where, []
     steps = [seconds(b - a) for a, b in zip(times[:-1], times[1:], strict=True)]
-    step = min(steps)
+    # the run's step: the most common one (a single file off the step must not set it)
+    count = Counter(steps)
+    step = min(count, key=lambda s: (-count[s], s))
+    for k, t in enumerate(times):
+        off = seconds(t - times[0]) % step
+        if off:
+            url, (f, _) = metas[where[k][0]]["url"], where[k]
+            own = ", ".join(str(x) for x in metas[f]["times"][:3])
+            raise IngestError(
+                f"{url}: time {t} is off the run's {step / 3600:g} h step (it is "
+                f"{off / 3600:g} h after a step of the run that starts at {times[0]}; the "
+                f"file's times: {own}{' ...' if len(metas[f]['times']) > 3 else ''}): every "
+                "file must be on the run's step (--allow-gaps fills missing steps, it never "
+                "changes the step)"
+            )
     full, full_where, missing = [times[0]], [where[0]], []
     for k, s in enumerate(steps):
-        if s % step:
-            url = metas[where[k + 1][0]]["url"]
-            raise IngestError(f"{url}: time {times[k + 1]} is off the run's {step / 3600:g} h step")
         for j in range(1, int(s // step)):  # a gap of j - 1 steps
             gap = times[k] + j * dt.timedelta(seconds=step)
             if not allow_gaps:

@@ -19,7 +19,6 @@ from screamcast import __version__
 from screamcast.data import stacked
 from screamcast.data.calendar import encode
 from screamcast.ingest.blocks import Plan
-from screamcast.ingest.sources import IngestError
 
 TITLE = "screamcast ingested E3SM history"
 
@@ -33,17 +32,18 @@ def writable(url: str, storage_options: dict | None = None):
     return zarr.storage.FsspecStore.from_url(url, storage_options=storage_options or {})
 
 
-def fingerprint(plan: Plan, options: dict) -> str:
+def fingerprint(catalogue, options: dict) -> str:
     """What makes two ingestions the same: the sorted files and the options that shape data."""
     keep = {
         k: options[k]
         for k in ("variables", "layers", "levels", "block", "chunk", "pg", "layout", "shard")
     }
-    return json.dumps({"files": plan.catalogue.files, **keep}, sort_keys=True)
+    return json.dumps({"files": catalogue.files, **keep}, sort_keys=True)
 
 
-def existing_state(url: str, storage_options, want: str) -> str:
-    """``"absent"``, ``"resume"``, ``"complete"`` or ``"other"`` for the output ``url``."""
+def existing_attrs(url: str, storage_options) -> dict | None:
+    """The group attrs of what is at ``url``: None when nothing is there, ``{}`` when
+    something that is no zarr group is."""
     import fsspec
     import zarr
 
@@ -51,35 +51,118 @@ def existing_state(url: str, storage_options, want: str) -> str:
 
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
     if not fs.exists(path):
-        return "absent"
+        return None
     try:
-        group = zarr.open_group(zarr_store(url, storage_options), mode="r")
+        return dict(zarr.open_group(zarr_store(url, storage_options), mode="r").attrs)
     except Exception:  # something else is there
-        return "other"
-    attrs = dict(group.attrs)
+        return {}
+
+
+def state_of(attrs: dict | None, want: str) -> str:
+    """``absent``, ``foreign`` (not written by the ingestion: never replaced), ``differs``
+    (an ingested store of other inputs or options), ``recreate`` (this ingestion's, killed
+    while it was being created), ``resume`` or ``complete``."""
+    if attrs is None:
+        return "absent"
+    if attrs.get("title") != TITLE:
+        return "foreign"
     if attrs.get("ingest_options") != want:
-        return "other"
+        return "differs"
+    if not attrs.get("ingest_created", True):
+        return "recreate"
     return "complete" if attrs.get("ingest_complete") else "resume"
 
 
-def remove(url: str, storage_options, sources: list[str]) -> None:
-    """Delete an output being replaced (``--overwrite``), never a source or a folder of them."""
+def differences(have: str | None, want: str) -> str:
+    """What differs between two fingerprints, key by key, in words."""
+    try:
+        a, b = json.loads(have or "{}"), json.loads(want)
+    except ValueError:
+        return "its ingest_options cannot be read"
+    keys = [k for k in b if a.get(k) != b[k]]
+    out = []
+    for k in keys:
+        if k == "files":
+            gone = [f for f in a.get(k, []) if f not in b[k]]
+            new = [f for f in b[k] if f not in a.get(k, [])]
+            out.append(
+                f"files: {len(gone)} of its inputs not given now {gone[:2]}, "
+                f"{len(new)} new {new[:2]}"
+            )
+        else:
+            out.append(f"{k}: the store's {a.get(k)!r}, this run's {b[k]!r}")
+    return "; ".join(out) or "nothing recorded differs"
+
+
+def changed_sources(attrs: dict, now: list[dict]) -> list[str]:
+    """The inputs that differ from what the store recorded when it was planned (size, count
+    or span of times), in words; [] for a store from before the record."""
+    before = {s["file"]: s for s in attrs.get("sources_state", [])}
+    out = []
+    for s in now:
+        old = before.get(s["file"])
+        if old is None:
+            continue
+        diffs = [
+            f"{k} {old[k]} -> {s[k]}" for k in ("bytes", "times", "first", "last") if old[k] != s[k]
+        ]
+        if diffs:
+            out.append(f"{s['file']} ({', '.join(diffs)})")
+    return out
+
+
+def staging_url(url: str) -> str:
+    """Where a replacement store is built: a hidden sibling locally, a sibling prefix on S3."""
+    if "://" in url:
+        return url.rstrip("/") + ".screamcast-ingest-new"
+    from pathlib import Path
+
+    p = Path(url)
+    return str(p.with_name(f".{p.name}.screamcast-ingest-new"))
+
+
+def lock_path(url: str):
+    """The lock file of an output: beside a local one; for an S3 output, in the temp folder
+    (it then holds against runs on this machine only: S3 has no lock)."""
+    import hashlib
+    import tempfile
+    from pathlib import Path
+
+    if "://" not in url:
+        p = Path(url)
+        return p.with_name(f".{p.name}.lock")
+    folder = Path(tempfile.gettempdir()) / "screamcast-locks"
+    folder.mkdir(exist_ok=True)
+    return folder / (hashlib.sha1(url.encode()).hexdigest()[:16] + ".lock")
+
+
+def remove(url: str, storage_options) -> None:
+    """Delete a store the ingestion wrote (the caller checked its title)."""
     import fsspec
 
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
-    root = _canonical(url).rstrip("/")
-    for src in sources:
-        s = _canonical(src)
-        if s == root or s.startswith(root + "/"):
-            raise IngestError(f"--output {url} holds the input {src}: refusing to replace it")
     if fs.exists(path):
         fs.rm(path, recursive=True)
 
 
-def _canonical(url: str) -> str:
-    from pathlib import Path
+def publish(staging: str, url: str, storage_options) -> None:
+    """Put the finished store at ``staging`` in place of the one at ``url``: an atomic swap
+    locally; on S3, which cannot rename, the old store is deleted and the new one copied in
+    (server-side), so for that moment the complete new store is at ``staging`` only."""
+    if "://" not in url:
+        from pathlib import Path
 
-    return url if "://" in url else str(Path(url).resolve())
+        from screamcast.replace_dir import publish as swap
+
+        swap(Path(staging), Path(url))
+        return
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    _, tmp = fsspec.core.url_to_fs(staging, **(storage_options or {}))
+    fs.rm(path, recursive=True)
+    fs.copy(tmp.rstrip("/") + "/", path.rstrip("/") + "/", recursive=True)
+    fs.rm(tmp, recursive=True)
 
 
 def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 256) -> None:
@@ -93,6 +176,8 @@ def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 256) 
 
     cat, n = plan.catalogue, plan.catalogue.grid.n
     group = zarr.open_group(writable(plan.store, plan.storage_options), mode="w-")
+    # first: a store killed while being created is recognised as this ingestion's (recreated)
+    group.attrs.update(attrs | {"title": TITLE, "ingest_created": False, "ingest_complete": False})
     T = len(cat.times)
     for name, (dim, values, _) in coords.items():
         arr = group.create_array(
@@ -148,17 +233,21 @@ def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 256) 
             "screamcast_version": __version__,
             "source_files": cat.files,
             "missing_times": [str(t) for t in cat.missing],
+            "sources_state": cat.sources_state,
+            "ingest_created": True,
             "ingest_complete": False,
         }
     )
 
 
-def finish(plan: Plan, stats: dict) -> None:
-    """The statistics, then ``ingest_complete``: the last thing written."""
+def finish(plan: Plan, stats: dict, non_finite: dict | None = None) -> None:
+    """The statistics (and the NaN / fill values found), then ``ingest_complete``: the last
+    thing written."""
     import zarr
 
     group = zarr.open_group(writable(plan.store, plan.storage_options), mode="r+")
     group.attrs["normalisation"] = stats
+    group.attrs["non_finite"] = non_finite or {}
     group.attrs["ingest_complete"] = True
     import fsspec  # the blocks' markers are not needed by a complete store
 

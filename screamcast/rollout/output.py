@@ -17,14 +17,10 @@ Rules (docs/rollout.md, "The output"):
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import json
 import os
 import shutil
 from pathlib import Path
-
-from screamcast.checkpoint_io import fsync_dir
 
 TITLE = "screamcast nudged rollout"
 # Output attrs that must match for a resume to continue the same rollout.
@@ -188,42 +184,3 @@ def discard_staging(path: Path) -> None:
     staging = staging_path(path)
     if staging.is_dir() and not staging.is_symlink():
         shutil.rmtree(staging)
-
-
-_RENAME_EXCHANGE = 2
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd = -100
-    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
-    if rc == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-        return False
-    raise OSError(err, f"swapping {a} and {b}: {os.strerror(err)}")
-
-
-def publish(staging: Path, path: Path) -> None:
-    """Put the finished or started ``staging`` output at ``path``, replacing a rollout output.
-
-    With ``renameat2`` the swap is atomic; without it the old output is renamed aside first,
-    so at every instant one of the two complete outputs exists under a known name.
-    """
-    if not path.exists():
-        os.rename(staging, path)
-    elif _exchange(staging, path):
-        shutil.rmtree(staging)  # now the old output
-    else:
-        aside = path.with_name(f".{path.name}.screamcast-old")
-        shutil.rmtree(aside, ignore_errors=True)
-        os.rename(path, aside)
-        os.rename(staging, path)
-        shutil.rmtree(aside)
-    fsync_dir(path.parent)

@@ -23,6 +23,7 @@ from screamcast.evaluate import StepSkill
 from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
+from screamcast.replace_dir import publish
 from screamcast.rollout import output as out
 from screamcast.rollout.plan import RolloutError, RolloutOptions, RolloutPlan, plan_rollout
 from screamcast.rollout.stepper import GlobalStepper, StepperConfig
@@ -88,11 +89,11 @@ def _execute(
         writer.append(plan.out_times[0], plan.initial)
         if action == "create":  # the output appears with its first step on disk
             writer.close()
-            out.publish(staging, plan.output)
+            publish(staging, plan.output)
             writer.path = plan.output
         _steps(plan, writer, rank, world, device, skill)
         if action == "replace":  # the old output stays until the new one is complete
-            out.publish(staging, plan.output)
+            publish(staging, plan.output)
     except BaseException:
         writer.close_quietly()
         if action == "replace" or not plan.output.exists():
