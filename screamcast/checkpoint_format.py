@@ -15,6 +15,9 @@ Format 1: those gathered under ``description`` (plus ``calendar``), and ``format
 Format 2: ``grid.name``, E3SM's physics grid (``ne24pg2``). Format 0 and 1 checkpoints were
 trained on the equiangular cube of face size ``n``; they migrate to ``ne<n/2>pg2``, the grid
 that approximates (cell centres within 2% of a cell at n = 48).
+Format 3: ``levels``, each 3-D channel's level (its store's coordinate value and, for layers,
+the interface indices that bound it), checked against every store the model meets. Older
+checkpoints migrate with ``levels`` None: unknown, not checked.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import torch
 
 from screamcast import checkpoint_io as cio
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 class IncompatibleCheckpointError(ValueError):
@@ -64,6 +67,8 @@ class ModelDescription:
     time_step_minutes: float | None = None
     calendar: str = "proleptic_gregorian"
     screamcast_version: str = "unknown"
+    # {channel: {"dim", "value"[, "bounds"]}} of the 3-D channels (None: from before format 3)
+    levels: dict | None = field(default=None, hash=False)
 
     @property
     def model(self) -> dict:
@@ -95,6 +100,7 @@ class ModelDescription:
             time_step_minutes=d.get("time_step_minutes"),
             calendar=d.get("calendar", "proleptic_gregorian"),
             screamcast_version=d.get("screamcast_version", "unknown"),
+            levels=None if d.get("levels") is None else dict(d["levels"]),
         )
 
     def check(self, want: Mapping[str, Mapping[str, Any]], source: str, what: str) -> None:
@@ -139,7 +145,17 @@ def _from_format1(raw: dict) -> dict:
     return raw
 
 
-MIGRATIONS: dict[int, Callable[[dict], dict]] = {0: _from_format0, 1: _from_format1}
+def _from_format2(raw: dict) -> dict:
+    raw["description"]["levels"] = None  # not recorded: unknown
+    raw["format_version"] = 3
+    return raw
+
+
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {
+    0: _from_format0,
+    1: _from_format1,
+    2: _from_format2,
+}
 
 
 def migrate(raw: dict, source: str = "checkpoint") -> dict:

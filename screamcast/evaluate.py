@@ -16,12 +16,14 @@ output's mean over that cell (:mod:`screamcast.scoring_grid`).
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from screamcast.data.channels import expand, with_channels
+from screamcast.data.compatible import IncompatibleStoreError, align_levels, check_store
 from screamcast.data.store import is_latlon
 from screamcast.metrics import area_weighted_bias, area_weighted_rmse
 from screamcast.scoring_grid import ScoringGrid, as_faces, sorted_latlon
@@ -160,6 +162,9 @@ def evaluate(
     fields = [v for v in out.data_vars if out[v].dims[:1] == ("time",)]
     variables = expand(out, fields, where=f"output {output}")  # a 3-D variable's levels
     out = with_channels(out, variables, f"output {output}")
+    out, partial = _complete_steps(out, output)
+    if partial:
+        warnings.warn(f"{output}: {partial}", stacklevel=2)
     times, grid = out["time"].values, dataset_grid(out)
     ref = _truth(truth, storage_options, variables, out)
     scoring = ScoringGrid.latlon(grid, ref) if is_latlon(ref) else ScoringGrid.cube(grid)
@@ -183,11 +188,29 @@ def evaluate(
             rp.plot_tile_imprint(report / "tile_imprint.png", seams, variables)
     spectra = f"Scored on {scoring.description}.\n\n{spectra}"
     lines = _report_lines(
-        output, truth, table, variables, len(times), spectra, seams, figures, out.attrs
+        output, truth, table, variables, len(times), spectra, seams, figures, out.attrs, partial
     )
     lines += [f"- `{k}`: {v}" for k, v in out.attrs.items() if k != "screamcast_url"]
     (report / "report.md").write_text("\n".join(lines) + "\n")
     return table
+
+
+def _complete_steps(out: xr.Dataset, output: str) -> tuple[xr.Dataset, str]:
+    """The output's complete steps (``complete_steps`` attr: a rollout killed or still running
+    has written only some), and a sentence saying so when it is partial."""
+    from screamcast.data.store import StoreError
+
+    total = out.sizes["time"]
+    written = int(out.attrs.get("complete_steps", total))
+    if written < 1:
+        raise StoreError(f"output {output} holds no complete step: nothing to score")
+    if written >= total:
+        return out, ""
+    note = (
+        f"Partial output: {written} of its {total} times were written (the rollout was "
+        f"stopped or is still running); the {written} complete ones are scored."
+    )
+    return out.isel(time=slice(0, written)), note
 
 
 def _truth(truth: str, storage_options, variables: list[str], out: xr.Dataset) -> xr.Dataset:
@@ -202,6 +225,11 @@ def _truth(truth: str, storage_options, variables: list[str], out: xr.Dataset) -
     try:  # a truth in another calendar is matched date for date (screamcast.data.calendar)
         ref = in_model_calendar(ref, calendar_of(times), truth)
     except CalendarError as err:
+        raise StoreError(str(err)) from None
+    try:  # one set of checks for every store that meets the model's data
+        ref = align_levels(out, ref, variables)
+        check_store(out, ref, variables, f"truth {truth}")
+    except IncompatibleStoreError as err:
         raise StoreError(str(err)) from None
     missing = times[~np.isin(times, ref["time"].values)]
     if missing.size:
@@ -225,6 +253,11 @@ def _extras(out, scoring, grid, variables, steps, climatology, tile, storage_opt
     if climatology:
         clim = open_store(climatology, storage_options, [], (), grid.n, latlon=True)
         clim = with_channels(clim, variables, f"climatology {climatology}")
+        try:
+            clim = align_levels(out, clim, variables)
+            check_store(out, clim, variables, f"climatology {climatology}")
+        except IncompatibleStoreError as err:
+            raise StoreError(str(err)) from None
         if is_latlon(clim) and scoring.on_cube:
             raise StoreError(
                 f"climatology {climatology} is on a lat-lon grid, the truth on the output's "
@@ -260,7 +293,7 @@ def cube_climatology(clim: xr.Dataset, name: str, variables, grid) -> np.ndarray
 
 
 def _report_lines(
-    output, truth, table, variables, steps, spectra, seams, figures, attrs
+    output, truth, table, variables, steps, spectra, seams, figures, attrs, partial=""
 ) -> list[str]:
     """report.md's text: the last step's scores, the seam classes, the figures (if drawn)."""
     last = {v: {k: x[-1] for k, x in table[v].items()} for v in variables}
@@ -268,6 +301,7 @@ def _report_lines(
     cols = ["variable", "RMSE", "persistence"]
     cols += ["ACC", "persistence ACC", "climatology RMSE"] if acc else []
     lines = [f"# Evaluation of {output}", "", f"Truth: {truth}; {steps} steps.", ""]
+    lines += [partial, ""] if partial else []
     lines += ["At the last step:", "", _row(cols), _row(["---"] * len(cols))]
     for v in variables:
         s = last[v]

@@ -156,17 +156,6 @@ class Nudger:
             raise NudgingError(message)
         return data
 
-    def check_units(self, model_units: dict[str, str | None]) -> None:
-        """Refuse a reference variable whose ``units`` attr differs from the model's (a degC
-        reference nudging a K model would pull temperature ~273 K off). Missing attrs pass."""
-        for v, want in model_units.items():
-            have = self.reference[v].attrs.get("units")
-            if want and have and _canonical_units(have) != _canonical_units(want):
-                raise NudgingError(
-                    f"{self.name}: variable '{v}' is in '{have}', the model's in '{want}': "
-                    "convert the reference first"
-                )
-
     def _at(self, i: int) -> np.ndarray:
         """Time index ``i``, cached with the three before it (a cubic reads four); reading
         ``i + 1`` starts in the background so that it overlaps the steps until it is needed (a
@@ -318,24 +307,6 @@ class Nudger:
             "nudge_coverage": coverage,
             "nudge_reference_calendar": self.reference_calendar,
         } | ({} if self.map is not None else {"nudge_block_cells": self.factor})
-
-
-_UNIT_SPELLINGS = {
-    "m/s": "m s-1",
-    "m s^-1": "m s-1",
-    "k": "K",
-    "kelvin": "K",
-    "degk": "K",
-    "deg_k": "K",
-    "1/s": "s-1",
-    "s^-1": "s-1",
-    "pa": "Pa",
-}
-
-
-def _canonical_units(units: str) -> str:
-    u = " ".join(str(units).strip().split())
-    return _UNIT_SPELLINGS.get(u.lower(), u)
 
 
 def _block_factor(grid: PhysicsGrid, reference: xr.Dataset, name: str) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +34,15 @@ from screamcast.data.channels import (
     expand,
     grouped,
     level_coordinate,
+    split,
     with_channels,
+)
+from screamcast.data.compatible import (
+    IncompatibleStoreError,
+    align_levels,
+    channel_levels,
+    check_levels,
+    check_store,
 )
 from screamcast.data.store import dataset_grid, describe_non_finite, open_store, time_step
 from screamcast.grid import PhysicsGrid
@@ -181,7 +190,11 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, ds, out_times, var_attrs) ->
     ref = open_reference(
         o.reference, nudge_vars, calendar_of(out_times), o.storage_options, o.assume_grid
     )
-    _check_levels(ds, ref, nudge_vars, o.reference)
+    try:
+        ref = align_levels(ds, ref, nudge_vars)
+        check_store(ds, ref, nudge_vars, f"reference {o.reference}")
+    except IncompatibleStoreError as err:
+        raise RolloutError(str(err)) from None
     nudger = Nudger(
         ref,
         nudge_vars,
@@ -195,7 +208,6 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, ds, out_times, var_attrs) ->
         time_interpolation=o.nudge_time,
     )
     nudger.check_covers(out_times[1], out_times[-1])
-    nudger.check_units({v: var_attrs.get(v, {}).get("units") for v in nudge_vars})
     nudger.target(out_times[1])  # the first values it needs: read and checked before any step
     return nudger
 
@@ -212,19 +224,6 @@ def open_reference(
         return in_model_calendar(ref, calendar, url)
     except CalendarError as err:
         raise RolloutError(str(err)) from None
-
-
-def _check_levels(ds: xr.Dataset, ref: xr.Dataset, channels: list[str], name: str) -> None:
-    """A 3-D channel is nudged toward the same level of the reference: the level's coordinate
-    value must be the model's (a reference on other levels is refused, never regridded)."""
-    for ch in channels:
-        want, have = ds[ch].attrs.get("level"), ref[ch].attrs.get("level")
-        if want is not None and have != want:
-            raise RolloutError(
-                f"reference {name}: '{ch}' is at level {have} along "
-                f"'{ref[ch].attrs.get('level_dim')}', the model's at {want}: the reference "
-                "must hold the model's levels"
-            )
 
 
 def _attrs(o: RolloutOptions, desc, sha256: str, out_times, dt, nudger: Nudger | None) -> dict:
@@ -267,6 +266,7 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
     prog, diag, static = list(names.prognostic), list(names.diagnostic), list(names.static)
     n = desc.grid.n
     ds = open_store(o.data, o.storage_options, prog, static, n, assume_grid=o.assume_grid)
+    _check_data_levels(desc, ds, prog + diag + static, o)
     times, dt = ds["time"].values, _time_step(ds, desc, o.data)
     i0 = _start_index(times, o.start, o.data)
     out_times = np.array([times[i0] + k * dt for k in range(o.steps + 1)])  # in its calendar
@@ -316,6 +316,29 @@ def plan_rollout(o: RolloutOptions) -> RolloutPlan:
     )
 
 
+def _check_data_levels(desc: fmt.ModelDescription, ds: xr.Dataset, names, o) -> None:
+    """The data's 3-D channels must be at the levels the checkpoint was trained on (a channel
+    is an index: the same index in another store can be another level)."""
+    if desc.levels is None:
+        if any(split(v)[1] is not None for v in names):
+            warnings.warn(
+                f"checkpoint {o.checkpoint} is from before level values were recorded "
+                "(format < 3): its channels' levels cannot be checked against the data's",
+                stacklevel=3,
+            )
+        return
+    try:
+        check_levels(
+            desc.levels,
+            channel_levels(ds, names),
+            [v for v in names if v in ds],
+            f"initial condition {o.data}",
+            f"checkpoint {o.checkpoint}",
+        )
+    except IncompatibleStoreError as err:
+        raise RolloutError(str(err)) from None
+
+
 def _climatology(o: RolloutOptions, variables, ds, out_times, grid) -> np.ndarray | None:
     """The time-mean maps of ``--climatology`` for the anomaly correlation, which needs the
     truth: the data store must hold every output variable at every output time."""
@@ -334,8 +357,10 @@ def _climatology(o: RolloutOptions, variables, ds, out_times, grid) -> np.ndarra
     try:
         clim = open_store(o.climatology, o.storage_options, [], (), grid.n)
         clim = with_channels(clim, variables, f"climatology {o.climatology}")
+        clim = align_levels(ds, clim, variables)
+        check_store(ds, clim, variables, f"climatology {o.climatology}")
         return cube_climatology(clim, o.climatology, variables, grid)
-    except (StoreError, ChannelError) as err:
+    except (StoreError, ChannelError, IncompatibleStoreError) as err:
         raise RolloutError(str(err)) from None
 
 

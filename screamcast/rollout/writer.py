@@ -100,21 +100,9 @@ class RolloutWriter:
         else:
             dim, values, coord_attrs = self.levels[var]
             chosen = values[[level for _, level in members]]
-            shape, dims, chunks = (
-                (T, len(members), 6, n, n),
-                ["time", dim, "face", "y", "x"],
-                (
-                    chunks[0],
-                    1,
-                    *chunks[1:],
-                ),
-            )
-            if dim not in group:
-                c = group.create_array(
-                    dim, shape=chosen.shape, dtype=chosen.dtype, dimension_names=[dim]
-                )
-                c[:] = chosen
-                c.attrs.update(coord_attrs)
+            dim = self._level_dim(group, var, dim, chosen, coord_attrs)
+            shape, dims = (T, len(members), 6, n, n), ["time", dim, "face", "y", "x"]
+            chunks = (chunks[0], 1, *chunks[1:])
         arr = group.create_array(
             var,
             shape=shape,
@@ -124,6 +112,24 @@ class RolloutWriter:
             dimension_names=dims,
         )
         arr.attrs.update(attrs)
+
+    @staticmethod
+    def _level_dim(group, var: str, dim: str, values: np.ndarray, attrs: dict) -> str:
+        """The vertical dim ``var``'s levels ``values`` go on: the store's ``dim`` when it is
+        new or holds the same levels; else one of ``var``'s own (``lev_T_mid``): variables
+        written on subsets of one dim's levels would give the dim two sizes, and a store no
+        reader can open."""
+        for name in (dim, f"{dim}_{var}"):
+            if name not in group:
+                c = group.create_array(
+                    name, shape=values.shape, dtype=values.dtype, dimension_names=[name]
+                )
+                c[:] = values
+                c.attrs.update(attrs)
+                return name
+            if np.array_equal(group[name][:], values):
+                return name
+        raise ValueError(f"output: no vertical dim for '{var}'")  # pragma: no cover
 
     def _open(self):
         if self._group is None:

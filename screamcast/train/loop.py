@@ -22,6 +22,7 @@ from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
 from screamcast.config import TrainConfig, check_schema
 from screamcast.data.calendar import calendar_of, seconds
+from screamcast.data.compatible import channel_levels
 from screamcast.data.dataset import CropDataset, time_range
 from screamcast.data.stats import Stats, compute_stats, store_stats
 from screamcast.data.store import dataset_grid, open_configured, time_step
@@ -50,9 +51,15 @@ class StepBatches(torch.utils.data.Sampler):
 
 
 def describe(
-    cfg: TrainConfig, stats: Stats, dt_minutes: float, grid: str, calendar: str
+    cfg: TrainConfig,
+    stats: Stats,
+    dt_minutes: float,
+    grid: str,
+    calendar: str,
+    levels: dict | None = None,
 ) -> fmt.ModelDescription:
-    """What inference needs besides the weights; ``grid`` and ``calendar`` are the store's."""
+    """What inference needs besides the weights; ``grid``, ``calendar`` and the 3-D channels'
+    ``levels`` are the store's."""
     d = cfg.data
     return fmt.ModelDescription(
         variables=fmt.Variables(tuple(d.prognostic), tuple(d.diagnostic), tuple(d.static)),
@@ -62,6 +69,7 @@ def describe(
         time_step_minutes=dt_minutes,
         calendar=calendar,
         screamcast_version=__version__,
+        levels=levels or {},
     )
 
 
@@ -91,12 +99,12 @@ def check_compatible(
 
 
 def make_checkpoint(
-    cfg, stats, pipeline, optimizer, scheduler, step, samples, best, dt, grid, calendar
+    cfg, stats, pipeline, optimizer, scheduler, step, samples, best, dt, grid, calendar, levels=None
 ) -> dict:
     """Self-contained for inference (weights and the description), plus the state to resume
     (optimizer, scheduler, counters, RNG). Tensors and plain containers only."""
     return fmt.pack(
-        describe(cfg, stats, dt, grid, calendar),
+        describe(cfg, stats, dt, grid, calendar, levels),
         model=pipeline,
         optimizer=optimizer,
         scheduler=scheduler,
@@ -174,6 +182,8 @@ class Trainer:
         self.ds = open_configured(d)  # d's 3-D variables become their channels
         self.dt_minutes = seconds(time_step(self.ds)) / 60.0
         self.calendar = calendar_of(self.ds["time"].values)  # recorded in the checkpoints
+        names = [*d.prognostic, *d.diagnostic, *d.static]
+        self.levels = channel_levels(self.ds, names)  # likewise: what each channel index is
         self.resumed_from = cio.choose_resume_checkpoint(run_dir, fabric)
         self.step, self.samples, self.best = 0, 0, float("inf")
         self._build_model()
@@ -305,6 +315,7 @@ class Trainer:
             self.dt_minutes,
             self.ds.attrs["grid"],
             self.calendar,
+            self.levels,
         )
         cio.save_checkpoint_atomic(
             self.fabric, self.run_dir / cio.LATEST, state, best=is_best, keep_as=keep

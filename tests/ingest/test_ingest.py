@@ -5,6 +5,7 @@
 ``noleap`` time across Feb 28 -> Mar 1 of 2020: values against an independent computation,
 statistics, layers, resume after SIGKILL, a real Dask LocalCluster, bad input."""
 
+import json
 import os
 import shutil
 import signal
@@ -146,7 +147,13 @@ def test_a_killed_ingestion_resumes_to_the_same_store(eam, tmp_path):
     assert 3 <= done < 12
     with pytest.raises(StoreError, match="still being written"):
         open_store(tmp_path / "k.zarr", None, ["T"], n=8)
-    assert subprocess.run(cmd, cwd=Path(__file__).resolve().parents[2]).returncode == 0
+    resumed = subprocess.run(
+        cmd, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout.split(": ", 1)[1])
+    # only the unfinished blocks are redone
+    assert (summary["blocks"], summary["resumed_after"]) == (12 - done, done)
     a = opened(whole)
     b = opened(tmp_path / "k.zarr")
     for v in a.data_vars:
