@@ -41,6 +41,7 @@ from screamcast.data.in_memory import InMemoryExtendedFaces
 from screamcast.data.region_sampler import RegionPlan, region_plan
 from screamcast.data.remote import StoreError, with_retries, zarr_store
 from screamcast.data.shard_cache import cache_wrapper
+from screamcast.data.store import ingestion_note
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
 
@@ -360,6 +361,11 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
             f"store {self.url}: non-finite value in '{var}'{when}, face {face}, "
             f"extended-face pixel (y={oy + py}, x={ox + px}) = face pixel "
             f"(y={oy + py - H}, x={ox + px - H})"
+            + (
+                ingestion_note(self.url, self.storage_options, self.times[ti])
+                if ti is not None
+                else ""
+            )
         )
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from screamcast.data.remote import StoreError
+from screamcast.data.store import ingestion_note
 
 
 class InMemoryExtendedFaces:
@@ -63,6 +64,11 @@ class InMemoryExtendedFaces:
             raise StoreError(
                 f"store {self.url}: non-finite value in '{var}'{when}, face {f}, "
                 f"face pixel (y={y}, x={x})"
+                + (
+                    ""
+                    if t is None
+                    else ingestion_note(self.url, self.storage_options, self.times[t])
+                )
             )
 
     def _windows(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:

@@ -102,6 +102,29 @@ def open_store(
     return ds
 
 
+def ingestion_note(url: str, storage_options, time) -> str:
+    """Why an ingested store holds NaN at ``time``, as its ingestion recorded it (a time
+    missing from the history files, or fill values in them), and what to do; "" when it
+    recorded nothing there."""
+    import zarr
+
+    try:
+        attrs = dict(zarr.open_group(zarr_store(url, storage_options), mode="r").attrs)
+    except Exception:  # the message is a courtesy: never mask the original error
+        return ""
+    t = str(time)
+    fix = "leave it out of data.train_range / data.valid_range, or fix the files and re-ingest"
+    if t in attrs.get("missing_times", []):
+        return (
+            f"; the ingestion recorded {t} as missing from the history files (--allow-gaps "
+            f"filled it with NaN): {fix}"
+        )
+    bad = [v for v, e in (attrs.get("non_finite") or {}).items() if t in e.get("times", [])]
+    if bad:
+        return f"; the ingestion found NaN / fill values at {t} in {', '.join(bad)}: {fix}"
+    return ""
+
+
 def describe_non_finite(
     fields: np.ndarray, names: Sequence[str], where: str, dims: str = "(face, y, x)"
 ) -> str | None:

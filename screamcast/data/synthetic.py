@@ -33,7 +33,7 @@ from screamcast.data.calendar import canonical, encode, parse, seconds
 from screamcast.data.forcing import cos_zenith, insolation
 from screamcast.data.wave_tracer import wave_tracer
 from screamcast.grid.cubed_sphere import latlon_to_xyz
-from screamcast.grid.physics import PhysicsGrid
+from screamcast.grid.physics import PhysicsGrid, block_mean
 
 EARTH_RADIUS = 6.37122e6  # m
 OMEGA = 7.292e-5  # s-1
@@ -159,16 +159,6 @@ def variable_attrs(name: str) -> dict:
     return {"units": units, "standard_name": standard, "long_name": long}
 
 
-def _block_mean(field: np.ndarray, area: np.ndarray, factor: int) -> np.ndarray:
-    """``(..., 6, n, n) -> (..., 6, n/f, n/f)``: the area-weighted mean over each ``f x f``
-    block (``area (6, n, n)``); blocks of whole elements, so they tile the coarse elements."""
-    *lead, six, n, _ = field.shape
-    m = n // factor
-    blocks = (six, m, factor, m, factor)
-    a = area.reshape(blocks)
-    return (field.reshape(*lead, *blocks) * a).sum(axis=(-3, -1)) / a.sum(axis=(-3, -1))
-
-
 def write_store(
     path: str | Path,
     n: int = 48,
@@ -246,7 +236,7 @@ def _time_block(
     data_vars = {
         name: (
             ("time", *DIMS),
-            _block_mean(np.stack([f[name] for f in fields]), fine_area, coarsen).astype(np.float32),
+            block_mean(np.stack([f[name] for f in fields]), fine_area, coarsen).astype(np.float32),
             variable_attrs(name),
         )
         for name in PROGNOSTIC + DIAGNOSTIC
@@ -288,7 +278,7 @@ def _with_statics(ds: xr.Dataset, fine: PhysicsGrid, coarsen: int) -> xr.Dataset
     """The first block also carries the static fields."""
     statics = static_fields(fine.lat, fine.lon)
     for name in STATIC:
-        ds[name] = (DIMS, _block_mean(statics[name], fine.area, coarsen).astype(np.float32))
+        ds[name] = (DIMS, block_mean(statics[name], fine.area, coarsen).astype(np.float32))
         ds[name].attrs = variable_attrs(name)
     return ds
 

@@ -143,3 +143,13 @@ class PhysicsGrid(FaceCells):
         )  # each (6, ne, ne, pg, pg), in ncol order when flattened
         y, x = ej * pg + sj, ei * pg + si
         return ((face * self.n + y) * self.n + x).reshape(-1)
+
+
+def block_mean(field: np.ndarray, area: np.ndarray, factor: int) -> np.ndarray:
+    """``(..., 6, n, n) -> (..., 6, n/f, n/f)``: the area-weighted mean over each ``f x f``
+    block (``area (6, n, n)``); blocks of whole elements, so they tile the coarse elements."""
+    *lead, six, n, _ = field.shape
+    m = n // factor
+    blocks = (six, m, factor, m, factor)
+    a = area.reshape(blocks)
+    return (field.reshape(*lead, *blocks) * a).sum(axis=(-3, -1)) / a.sum(axis=(-3, -1))

@@ -15,6 +15,7 @@ screamcast.rollout.nudging_floor --data TRUTH --reference REF``.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,12 +42,15 @@ def perfect_model_errors(
 ) -> dict[str, dict[str, np.ndarray]]:
     """Per variable, ``{"rmse": (steps + 1,), "persistence_rmse": (steps + 1,)}``: the
     area-weighted RMSE of the nudged perfect model and of persistence against ``truth`` from
-    time index ``start`` (default: the last ``steps + 1`` times)."""
+    time index ``start`` (default: the last ``steps + 1`` times; negative counts from the
+    end, as Python's indices do: ``-49`` with 48 steps is the default)."""
     variables = list(variables)
-    k0 = truth.sizes["time"] - steps - 1 if start is None else start
-    if k0 < 0 or k0 + steps >= truth.sizes["time"]:
+    T = truth.sizes["time"]
+    k0 = T - steps - 1 if start is None else (T + start if start < 0 else start)
+    if k0 < 0 or k0 + steps >= T:
         raise ValueError(
-            f"{steps} steps from time index {k0} do not fit the truth's {truth.sizes['time']} times"
+            f"--start {start} with --steps {steps}: {steps} steps from time index {k0} do not "
+            f"fit the truth's {T} times (indices 0 to {T - 1}, or -{T} to -1 from the end)"
         )
     grid, step = dataset_grid(truth), time_step(truth)
     nudger = Nudger(
@@ -83,7 +87,7 @@ def perfect_model_errors(
     return {v: {"rmse": r[:, i], "persistence_rmse": p[:, i]} for i, v in enumerate(variables)}
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m screamcast.rollout.nudging_floor", description=__doc__.split("\n\n")[0]
     )
@@ -98,24 +102,29 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--leads", default="1,6,12,24,48", help="steps to print")
     args = ap.parse_args(argv)
     variables = args.nudge_vars.split(",")
-    truth = open_store(args.data, variables=variables)
-    reference = open_reference(args.reference, variables, calendar_of(truth["time"].values))
-    errors = perfect_model_errors(
-        truth,
-        reference,
-        variables,
-        args.steps,
-        args.start,
-        args.nudge_tau_hours,
-        args.nudge_increment,
-        args.nudge_time,
-    )
+    try:
+        truth = open_store(args.data, variables=variables)
+        reference = open_reference(args.reference, variables, calendar_of(truth["time"].values))
+        errors = perfect_model_errors(
+            truth,
+            reference,
+            variables,
+            args.steps,
+            args.start,
+            args.nudge_tau_hours,
+            args.nudge_increment,
+            args.nudge_time,
+        )
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     leads = [k for k in map(int, args.leads.split(",")) if k <= args.steps]
     print(f"a perfect model nudged toward {args.reference}: RMSE (persistence) at steps {leads}")
     for v, e in errors.items():
         cells = [f"{e['rmse'][k]:.4g} ({e['persistence_rmse'][k]:.4g})" for k in leads]
         print(f"  {v:12s} " + "  ".join(cells))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

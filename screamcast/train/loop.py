@@ -332,7 +332,7 @@ class Trainer:
             resumed_at=self.step if self.resumed_from else None,
         )
         bar = _progress(self.fabric, cfg, self.step)
-        t0, seen0 = time.perf_counter(), self.samples
+        t0, seen0, start = time.perf_counter(), self.samples, self.step
         t_fetch = t0
         with PreemptionFlag() as flag:
             for batch in self.loader:
@@ -350,6 +350,8 @@ class Trainer:
                 row["images_per_s"] = (self.samples - seen0) / (time.perf_counter() - t0)
                 if self.step % cfg.log_every == 0 or "valid_loss" in row:
                     log.write(row)
+                    if bar is None:  # no progress bar: a line per log_every instead
+                        self.fabric.print(_log_line(row, cfg.steps), flush=True)
                 _show(bar, row)
                 stop = flag.should_stop(self.fabric)
                 if is_best or stop or self._due(cfg.checkpoint_every):
@@ -362,6 +364,15 @@ class Trainer:
                 t_fetch = time.perf_counter()
         if bar is not None:
             bar.close()
+        self.fabric.print(self._summary(time.perf_counter() - t0, start), flush=True)
+
+    def _summary(self, seconds: float, start: int) -> str:
+        """What the run did and where its checkpoints are: the last line a job log shows."""
+        best = f"{self.best:.5g}" if self.best < float("inf") else "none (no validation ran)"
+        return (
+            f"trained steps {start + 1}-{self.step} of {self.cfg.steps} in {seconds:.0f} s; "
+            f"best validation loss {best}; checkpoints in {self.run_dir} (latest.pth, best.pth)"
+        )
 
 
 def _progress(fabric, cfg, step):
@@ -370,6 +381,14 @@ def _progress(fabric, cfg, step):
     from tqdm import tqdm
 
     return tqdm(total=cfg.steps, initial=step, desc="train", dynamic_ncols=True)
+
+
+def _log_line(row: dict, steps: int) -> str:
+    valid = f" valid_loss {row['valid_loss']:.5g}" if "valid_loss" in row else ""
+    return (
+        f"step {row['step']}/{steps} train_loss {row['train_loss']:.5g}{valid} "
+        f"lr {row['lr']:.3g} images/s {row['images_per_s']:.1f}"
+    )
 
 
 def _show(bar, row: dict) -> None:

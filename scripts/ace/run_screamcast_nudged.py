@@ -128,7 +128,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     pre, _ = p.parse_known_args(argv)
     if pre.config:
-        p.set_defaults(**production_defaults(pre.config))
+        settable = {a.dest for a in p._actions} - NOT_IN_CONFIG
+        try:
+            p.set_defaults(**production_defaults(pre.config, settable))
+        except ValueError as err:
+            p.error(str(err))
     args = p.parse_args(argv)
     if args.halo_adjoint_cross_face and not args.halo_adjoint:
         p.error("--halo-adjoint-cross-face requires --halo-adjoint")
@@ -137,11 +141,44 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def production_defaults(path: str) -> dict:
-    """Flag defaults from a production config's ``rollout`` section."""
+# flags that name this run's files or how it prints, never a production config's settings
+NOT_IN_CONFIG = {"help", "checkpoint", "data", "output", "config", "resume", "overwrite"}
+# a production config's sections: what the checkpoint must be, and the rollout's settings
+SECTIONS = {
+    "model": {"width", "levels", "blocks", "upsample"},
+    "inputs": {"solar_time", "grid_metric"},
+    "grid": {"n", "tile", "halo", "name"},
+    "rollout": None,  # the rollout flags' names (argparse dests)
+}
+
+
+def _read_production(path: str, settable: set[str]) -> dict:
+    """A production YAML, every key checked: a misspelt one (``nudge_tau_hour``) would
+    otherwise be ignored and its flag keep its default."""
     import yaml
 
-    section = yaml.safe_load(Path(path).read_text()).get("rollout", {})
+    try:
+        doc = yaml.safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise ValueError(f"--config {path} cannot be read: {err}") from None
+    for section, values in doc.items():
+        if section not in SECTIONS:
+            raise ValueError(
+                f"--config {path}: unknown section '{section}' (valid: {', '.join(SECTIONS)})"
+            )
+        valid = SECTIONS[section] if SECTIONS[section] is not None else settable
+        for key in values or {}:
+            if key not in valid:
+                raise ValueError(
+                    f"--config {path}: unknown key '{section}.{key}' (valid: "
+                    f"{', '.join(sorted(valid))})"
+                )
+    return doc
+
+
+def production_defaults(path: str, settable: set[str]) -> dict:
+    """Flag defaults from a production config's ``rollout`` section (keys checked)."""
+    section = _read_production(path, settable).get("rollout") or {}
     defaults = {k: v for k, v in section.items() if k != "nudge_vars"}
     if "nudge_vars" in section:
         defaults["nudge_vars"] = ",".join(section["nudge_vars"])

@@ -79,3 +79,30 @@ def test_a_coarse_reference_puts_temperature_above_24h_persistence(
     assert "perfect model" in out and "temperature" in out
     with pytest.raises(ValueError, match="17 steps from time index 0 do not fit"):
         perfect_model_errors(truth, truth, VARS, 17, start=0)
+
+
+def test_negative_start_counts_from_the_end(tiny_store, tiny_reference, capsys):
+    """``--start -49`` is what a user tries for "the last 48 steps": the same as the default,
+    and an index out of range is a message, not a traceback."""
+    truth = open_store(tiny_store, variables=VARS)
+    ref = open_store(tiny_reference, variables=VARS)
+    steps = 4
+    last = perfect_model_errors(truth, ref, VARS, steps)
+    from_end = perfect_model_errors(truth, ref, VARS, steps, start=-(steps + 1))
+    for v in VARS:
+        np.testing.assert_array_equal(last[v]["rmse"], from_end[v]["rmse"])
+    T = truth.sizes["time"]
+    rc = main(
+        [
+            "--data",
+            str(tiny_store),
+            "--reference",
+            str(tiny_reference),
+            "--steps",
+            "4",
+            "--start",
+            str(-T - 1),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2 and f"--start {-T - 1} with --steps 4" in err and f"-{T} to -1" in err

@@ -319,3 +319,15 @@ def test_step_batches_split_each_global_batch_across_ranks(world):
         assert all(len(per_rank[rank][step]) == G // world for rank in range(world))
     resumed = list(StepBatches(3, 5, G, world - 1, world))
     assert resumed == per_rank[world - 1][3:] and len(StepBatches(3, 5, G, 0, world)) == 2
+
+
+def test_without_a_progress_bar_it_logs_lines_and_a_summary(tiny_store, tmp_path, capsys):
+    over = ["experiment=pytest", f"data.url={tiny_store}", f"run_dir={tmp_path / 'r'}"]
+    train(config(*over, "progress=false", "log_every=2", "steps=4", "keep_every=0"))
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("step ")]
+    assert [line.split()[1] for line in lines][:2] == ["2/4", "3/4"]  # log_every and valid_every
+    assert "train_loss" in lines[0] and "images/s" in lines[0]
+    summary = out.strip().splitlines()[-1]
+    assert summary.startswith("trained steps 1-4 of 4 in ") and "best validation loss" in summary
+    assert f"checkpoints in {tmp_path / 'r'}" in summary
