@@ -52,3 +52,20 @@ def test_the_regridding_loss_is_measured():
     L = default_lmax(16)
     low, mid, high = regrid_transfer(grid, [2, L // 2, L - 1], L)
     assert 0.97 < low <= 1.01 and high < mid < low and high > 0.2
+
+
+def test_the_latlon_grid_is_where_its_spectrum_assumes():
+    """A field evaluated at dh_latlon's own points has exactly its coefficients' spectrum: a
+    longitude spacing off by a fraction of a cell (1/79) shifts every sample and fails this."""
+    L = 12
+    lat, lon = dh_latlon(L)
+    np.testing.assert_allclose(np.diff(lon), 360.0 / lon.size, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.diff(lat), -180.0 / lat.size, rtol=0, atol=1e-12)
+    c = np.zeros((2, L + 1, L + 1))
+    c[0, 7, 5], c[1, 9, 8], c[0, 3, 0] = 1.0, 0.5, 0.25  # cos, sin and zonal terms
+    coeffs = pysh.SHCoeffs.from_array(c, normalization="4pi", csphase=1)
+    LAT, LON = np.meshgrid(lat, lon, indexing="ij")
+    values = coeffs.expand(lat=LAT.ravel(), lon=LON.ravel()).reshape(LAT.shape)
+    np.testing.assert_allclose(
+        latlon_spectrum(values), coeffs.spectrum(unit="per_l"), rtol=1e-8, atol=1e-12
+    )

@@ -85,3 +85,27 @@ def test_the_cache_stays_within_its_bound(store, tmp_path):
     assert not list((tmp_path / "small").glob("*.tmp"))
     with pytest.raises(ValueError, match="max_bytes must be positive, got 0"):
         ShardCache(None, tmp_path / "x", 0)
+
+
+def test_the_least_recently_used_object_is_evicted(tmp_path):
+    """Three objects, room for two: after A, B, then A again, C evicts B (the least recently
+    used), not A (the least recently stored)."""
+    import asyncio
+    import time
+
+    from zarr.core.buffer import default_buffer_prototype
+
+    proto = default_buffer_prototype()
+    memory = zarr.storage.MemoryStore()
+    for key in ("a/c/0", "b/c/0", "c/c/0"):
+        asyncio.run(memory.set(key, proto.buffer.from_bytes(bytes(1000))))
+    cache = ShardCache(memory, tmp_path / "lru", max_bytes=2500)
+
+    def read(key):
+        asyncio.run(cache.get(key, proto))
+        time.sleep(0.02)  # distinct modification times
+
+    for key in ("a/c/0", "b/c/0", "a/c/0", "c/c/0"):
+        read(key)
+    assert cache._path("a/c/0").exists() and cache._path("c/c/0").exists()
+    assert not cache._path("b/c/0").exists()

@@ -356,3 +356,19 @@ def test_a_failed_background_write_is_raised_naming_the_output(tmp_path):
     assert run.returncode == 0, run.stderr
     assert f"RAISED writing {tmp_path / 'o.zarr'} failed" in run.stdout, run.stdout
     assert "complete_steps 0" in run.stdout  # the failed step is not counted
+
+
+def test_the_reference_misfit_is_area_weighted_over_the_reference_cells():
+    """A state off the reference by 1 in the blocks of each face's first row of reference cells
+    only (which are not a fixed share of the area): the misfit is the area-weighted RMSE,
+    sqrt(sum over blocks of A_b d_b^2 / sum of A_b), and the unweighted one differs."""
+    g = grid(8)
+    nudger = Nudger(reference(n=4, values=(0.0, 0.0)), ["u"], ["u"], 6.0, np.timedelta64(1, "h"), g)
+    area = g.area.reshape(6, 4, 2, 4, 2).sum(axis=(2, 4))  # (6, 4, 4) block areas
+    d = np.zeros((6, 4, 4))
+    d[:, 0, :] = 1.0  # the first row of blocks of every face (small cells at the corners)
+    x = np.repeat(np.repeat(d, 2, axis=1), 2, axis=2)[None]  # (1, 6, 8, 8): constant per block
+    got = nudger.misfit(x, np.datetime64("2020-01-01T03:00"))
+    want = np.sqrt((area * d**2).sum() / area.sum())
+    np.testing.assert_allclose(got, [want], rtol=1e-12)
+    assert abs(want - np.sqrt(0.25)) > 1e-3  # the unweighted answer (a quarter of the blocks)
