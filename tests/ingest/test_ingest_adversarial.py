@@ -407,3 +407,28 @@ def test_training_names_the_times_the_ingestion_recorded_as_missing(eam, tmp_pat
         r"ingestion recorded 2020-02-28 00:00:00 as missing from the history",
     ):
         train(config(*over))
+
+
+@pytest.mark.s3
+def test_on_s3_an_ingested_store_is_replaced_and_nothing_else_is(eam, s3):
+    """Through moto's S3 server: --overwrite rebuilds an ingested store beside it and copies it
+    in; a prefix the ingestion did not write and a prefix holding the inputs are refused."""
+    import s3fs
+
+    opts = s3["options"]
+    fs = s3fs.S3FileSystem(**opts)
+    for p in eam:
+        fs.put(str(p), f"data/in/{p.name}")
+    run(["s3://data/in/*.nc"], "s3://data/out.zarr", storage_options=opts)
+    summary = run(
+        ["s3://data/in/*.nc"], "s3://data/out.zarr", storage_options=opts, overwrite=True, block=2
+    )
+    assert summary["state"] == "replaced"
+    assert xr.open_zarr(fs.get_mapper("data/out.zarr")).attrs["ingest_options"].count('"block": 2')
+    assert not fs.exists("data/out.zarr.screamcast-ingest-new")
+    fs.pipe("data/notes/thesis.tex", b"four years")
+    with pytest.raises(IngestError, match="was not written by screamcast.ingest"):
+        run(["s3://data/in/*.nc"], "s3://data/notes", storage_options=opts, overwrite=True)
+    with pytest.raises(IngestError, match="holds the input"):
+        run(["s3://data/in/*.nc"], "s3://data//in/", storage_options=opts, overwrite=True)
+    assert fs.cat("data/notes/thesis.tex") == b"four years" and len(fs.ls("data/in")) == 3
