@@ -78,9 +78,10 @@ class ModelDescription:
     @property
     def inputs(self) -> dict:
         """What the network takes besides the variables: ``solar_time`` and ``grid_metric``
-        (False before each option)."""
+        (False before each option), ``insolation`` (True before the option)."""
         data = self.config.get("data", {})
-        return {k: bool(data.get(k, False)) for k in ("solar_time", "grid_metric")}
+        inputs = {k: bool(data.get(k, False)) for k in ("solar_time", "grid_metric")}
+        return inputs | {"insolation": bool(data.get("insolation", True))}
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -40,6 +40,9 @@ class DataConfig:
     # forcing: insolation at t and t+1, and with this the local solar time (cos, sin of the
     # hour angle) at both: at night the insolation is zero and cannot tell the time of day
     solar_time: bool = True
+    # insolation at t and t+1 as input (false for data without a sun or seasons, such as a
+    # Held-Suarez dycore: the network then sees no clock it could fit the year's noise to)
+    insolation: bool = True
     # the grid's local metric as 4 more static inputs (screamcast/grid/metric.py): the east and
     # north extent of a pixel step in x and in y, which change across a face and past its edge
     grid_metric: bool = True

@@ -25,7 +25,8 @@ def test_a_format0_checkpoint_migrates_to_a_typed_description():
     assert d.variables.diagnostic == ("precip",) and d.time_step_minutes == 180.0
     # written before the decoder's option: nearest upsampling, no solar-time inputs
     assert d.model == {"width": 4, "levels": 2, "blocks": 1, "upsample": "nearest"}
-    assert d.inputs == {"solar_time": False, "grid_metric": False} and "u" in d.stats["mean"]
+    assert d.inputs == {"solar_time": False, "grid_metric": False, "insolation": True}
+    assert "u" in d.stats["mean"]
     assert d.calendar == "proleptic_gregorian" and len(ckpt.sha256) == 64
     from omegaconf import OmegaConf
 

@@ -91,6 +91,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         backoff: float = 1.0,
         store_wrapper: Any = None,
         solar_time: bool = False,
+        insolation: bool = True,
         grid_metric: bool = False,
         regions: RegionPlan | None = None,
         max_in_flight: int = 16,
@@ -111,6 +112,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         # e.g. data.read_counter.ReadCounter: sees every read the crops make (this process's)
         self.store_wrapper = store_wrapper
         self.solar_time = solar_time
+        self.insolation = insolation
         self.grid_metric = grid_metric
         # crops drawn a region at a time (region_sampler): each fetched region is cut into
         # regions.per_region crops, kept until its window of crops is done
@@ -172,6 +174,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
             times=times,
             in_memory=data.in_memory,
             solar_time=data.solar_time,
+            insolation=data.insolation,
             grid_metric=data.grid_metric,
             regions=region_plan(data, layout.padded) if not valid else None,
             store_wrapper=cache_wrapper(data),
@@ -403,6 +406,8 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         if self.solar_time:  # and the local solar time as cos, sin
             forcing += hour_angle_from_terms(terms, *trig[2:])
         forcing = np.stack(forcing, axis=2).astype(np.float32)  # (B, k + 1, Fc, S, S)
+        if not self.insolation:  # a world without a sun: no forcing channels
+            forcing = forcing[:, :, :0]  # (B, k + 1, 0, S, S)
         area /= area.mean(axis=(1, 2), keepdims=True)
         batch = {
             "state": state,

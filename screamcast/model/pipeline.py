@@ -18,9 +18,10 @@ from screamcast.data.forcing import position_channels
 from screamcast.data.stats import Stats
 
 
-def forcing_channels(solar_time: bool) -> int:
-    """Insolation at t and t+1; with ``solar_time`` also cos, sin of the hour angle at both."""
-    return 2 * (3 if solar_time else 1)
+def forcing_channels(solar_time: bool, insolation: bool = True) -> int:
+    """Insolation at t and t+1; with ``solar_time`` also cos, sin of the hour angle at both;
+    none without ``insolation``."""
+    return 2 * (3 if solar_time else 1) if insolation else 0
 
 
 class Pipeline(nn.Module):
@@ -35,9 +36,13 @@ class Pipeline(nn.Module):
         precip_name: str = "precip",
         solar_time: bool = False,
         grid_metric: bool = False,
+        insolation: bool = True,
     ):
         super().__init__()
+        if solar_time and not insolation:
+            raise ValueError("data.solar_time needs data.insolation (the sun it tells the time of)")
         self.solar_time = solar_time  # the forcing it takes (forcing_channels)
+        self.insolation = insolation
         self.grid_metric = grid_metric  # the position inputs it takes (position_channels)
         self.net = net
         self.prognostic, self.diagnostic, self.static = (
@@ -105,10 +110,15 @@ class Pipeline(nn.Module):
 
 
 def input_channels(
-    n_prognostic: int, n_static: int, solar_time: bool = False, grid_metric: bool = False
+    n_prognostic: int,
+    n_static: int,
+    solar_time: bool = False,
+    grid_metric: bool = False,
+    insolation: bool = True,
 ) -> int:
     """State + forcing + static variables + position features (with the grid's metric)."""
-    return n_prognostic + forcing_channels(solar_time) + n_static + position_channels(grid_metric)
+    forcing = forcing_channels(solar_time, insolation)
+    return n_prognostic + forcing + n_static + position_channels(grid_metric)
 
 
 def build_pipeline(cfg, stats: Stats) -> Pipeline:
@@ -119,8 +129,9 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
     d, m = cfg.data, cfg.model
     solar_time = bool(getattr(d, "solar_time", False))  # absent from older checkpoints' configs
     grid_metric = bool(getattr(d, "grid_metric", False))  # likewise
+    insolation = bool(getattr(d, "insolation", True))  # likewise (always given before)
     net = UNet(
-        input_channels(len(d.prognostic), len(d.static), solar_time, grid_metric),
+        input_channels(len(d.prognostic), len(d.static), solar_time, grid_metric, insolation),
         len(d.prognostic) + len(d.diagnostic),
         m.width,
         m.levels,
@@ -137,4 +148,5 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
         cfg.pipeline.precip_name,
         solar_time,
         grid_metric,
+        insolation,
     )

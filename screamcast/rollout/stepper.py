@@ -100,6 +100,7 @@ class GlobalStepper:
         self.device = torch.device(c.device)
         self.precision = resolve_precision(c.precision, self.device)
         self.solar_time = pipeline.solar_time
+        self.insolation = getattr(pipeline, "insolation", True)
         self.pipeline = inference_network(pipeline, self.device, c.channels_last)
         self.op = HaloOperator(layout, self.device)
         self.batch_size, self.rank, self.world = c.batch_size, c.rank, c.world
@@ -124,6 +125,9 @@ class GlobalStepper:
         terms of the two times come from the host. (On the host, a production grid's 57M tile
         pixels would take seconds per step, longer than the network's forwards on a GPU.)
         """
+        if not self.insolation:  # a model of a world without a sun takes no forcing
+            n = self.static_tiles[tiles].shape[0]
+            return self.static_tiles.new_zeros((n, 0, *self.static_tiles.shape[-2:]))
         wide = torch.float32 if self.device.type == "mps" else torch.float64  # MPS: no float64
         terms = [
             torch.as_tensor(v, dtype=wide, device=self.device).view(1, 2, 1, 1)

@@ -83,7 +83,11 @@ def check_compatible(
         "variables": {k: list(d[k]) for k in ("prognostic", "diagnostic", "static")},
         "grid": {"n": d.n, "name": grid},
         "model": {k: m[k] for k in ("width", "levels", "blocks", "upsample")},
-        "inputs": {"solar_time": d.solar_time, "grid_metric": d.grid_metric},
+        "inputs": {
+            "solar_time": d.solar_time,
+            "grid_metric": d.grid_metric,
+            "insolation": d.insolation,
+        },
     }
     try:
         description.check(want, path, "the config")

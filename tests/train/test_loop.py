@@ -331,3 +331,30 @@ def test_without_a_progress_bar_it_logs_lines_and_a_summary(tiny_store, tmp_path
     summary = out.strip().splitlines()[-1]
     assert summary.startswith("trained steps 1-4 of 4 in ") and "best validation loss" in summary
     assert f"checkpoints in {tmp_path / 'r'}" in summary
+
+
+def test_a_model_without_insolation_trains_and_rolls_out(tiny_store, tmp_path):
+    """``data.insolation=false`` (a world without a sun, such as the Held-Suarez dycore): no
+    forcing channels in training or in the rollout; the checkpoint says so."""
+    from screamcast.checkpoint_format import load_for_inference
+    from screamcast.model.pipeline import input_channels
+    from tests.rollout.test_run_nudged import args, cli
+
+    over = ["experiment=pytest", f"data.url={tiny_store}", f"run_dir={tmp_path / 'r'}"]
+    run = train(config(*over, "data.insolation=false", "data.solar_time=false", "steps=2"))
+    desc = load_for_inference(run / "latest.pth").description
+    assert desc.inputs["insolation"] is False
+    first = cio.load_checkpoint(run / "latest.pth")["model"]["net.stem.weight"]
+    want = input_channels(5, 2, False, True, insolation=False)
+    assert first.shape[1] == want == input_channels(5, 2, False, True) - 2
+    assert cli.main(args(run / "latest.pth", tiny_store, tmp_path / "o.zarr", steps=2)) == 0
+    with pytest.raises(Exception, match="data.solar_time needs data.insolation"):
+        train(
+            config(
+                *over,
+                "data.insolation=false",
+                "data.solar_time=true",
+                "steps=1",
+                f"run_dir={tmp_path / 'r2'}",
+            )
+        )
