@@ -321,7 +321,9 @@ def _report_lines(
     if seams is not None and seams.last_map is not None:
         t = seams.tile
         lines += [
-            "RMSE by pixel class at the last step, and the tile imprint (std over the "
+            "RMSE by pixel class at the last step (in brackets: over that class's own "
+            "persistence RMSE, so classes with more weather are compared fairly), and the tile "
+            "imprint (std over the "
             f"{t} x {t} tile-local positions of the mean |error| there, over its mean) beside "
             "its floor (what the same tiles give at random tile-local phases: an imprint near "
             "its floor is not the tiling's):",
@@ -331,9 +333,12 @@ def _report_lines(
         ]
         for v in variables:
             s = last[v]
-            cells = [s["rmse_tile_seams"], s["rmse_face_edges"], s["rmse_interiors"]]
+            cells = [
+                f"{s[f'rmse_{c}']:.4g} ({_ratio(s[f'rmse_{c}'], s[f'persistence_rmse_{c}'])})"
+                for c in ("tile_seams", "face_edges", "interiors")
+            ]
             imprint = [f"{s['tile_imprint']:.3f}", f"{s['tile_imprint_floor']:.3f}"]
-            lines.append(_row([v, *(f"{c:.4g}" for c in cells), *imprint]))
+            lines.append(_row([v, *cells, *imprint]))
         lines += ["", *_lattice_note(attrs, seams.tile)]
         lines += ["![tile imprint](tile_imprint.png)", ""] if figures else []
     if figures:
@@ -359,6 +364,10 @@ def _lattice_note(attrs, tile: int) -> list[str]:
         "two apart (docs/rollout.md).",
         "",
     ]
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}" if b > 0 else "n/a"
 
 
 def _row(cells) -> str:

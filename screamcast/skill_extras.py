@@ -97,6 +97,10 @@ class SeamSkill:
         self.weights = {c: np.where(m, area, 0.0) / area[m].sum() for c, m in masks.items()}
         self.n, self.tile, self.variables = n, tile, variables
         self.rmse = {c: np.full((len(variables), steps), np.nan) for c in self.CLASSES}
+        # each class's persistence RMSE: storm tracks cross face edges, so a class is judged
+        # against its own persistence, not the globe's
+        self.persistence = {c: np.full((len(variables), steps), np.nan) for c in self.CLASSES}
+        self._initial: np.ndarray | None = None  # the truth at step 0 (V, 6, n, n)
         self.imprint = np.full((len(variables), steps), np.nan)
         self.imprint_floor = np.full((len(variables), steps), np.nan)
         self.last_map: np.ndarray | None = None  # (V, tile, tile) mean |error|, last step
@@ -104,8 +108,13 @@ class SeamSkill:
     def add(self, k: int, pred: np.ndarray, truth: np.ndarray) -> None:
         error = np.asarray(pred, np.float64) - truth  # (V, 6, n, n)
         squared = error * error
+        if k == 0:
+            self._initial = np.array(truth, np.float64)
+        change = (self._initial - truth) ** 2 if self._initial is not None else None
         for c, w in self.weights.items():
             self.rmse[c][:, k] = np.sqrt((squared * w).sum(axis=(-3, -2, -1)))
+            if change is not None:
+                self.persistence[c][:, k] = np.sqrt((change * w).sum(axis=(-3, -2, -1)))
         if k == 0:  # the initial condition: no error, no imprint
             self.imprint[:, 0] = self.imprint_floor[:, 0] = 0.0
             return
@@ -120,6 +129,7 @@ class SeamSkill:
     def table(self) -> dict:
         return {
             v: {f"rmse_{c}": self.rmse[c][i].tolist() for c in self.CLASSES}
+            | {f"persistence_rmse_{c}": self.persistence[c][i].tolist() for c in self.CLASSES}
             | {
                 "tile_imprint": self.imprint[i].tolist(),
                 "tile_imprint_floor": self.imprint_floor[i].tolist(),

@@ -157,3 +157,22 @@ def test_a_lattice_divided_out_leaves_what_else_knows_the_tiling():
     # a pure lattice divides out to a constant
     pure = np.tile(rng.uniform(1, 2, (4, 4)), (4, 4))
     np.testing.assert_allclose(without_lattice(pure, 4), 1.0)
+
+
+def test_each_pixel_class_has_its_own_persistence():
+    """A truth that changes by 2 on the face edges and 1 elsewhere: each class's persistence RMSE
+    is its own change, so a model off by half the change everywhere is 0.5 of persistence in
+    every class, though its face-edge RMSE is twice the interiors'."""
+    seams = SeamSkill(16, 8, G.area, ["a"], 2)
+    start = np.zeros((1, 6, 16, 16))
+    change = np.where(face_edge_mask(16), 2.0, 1.0)[None]  # (1, 6, 16, 16)
+    seams.add(0, start, start)
+    seams.add(1, start + 0.5 * change, start + change)
+    p, r = seams.persistence, seams.rmse
+    assert p["face_edges"][0, 1] == pytest.approx(2.0) and p["interiors"][0, 1] == pytest.approx(
+        1.0
+    )
+    assert r["face_edges"][0, 1] == pytest.approx(2 * r["interiors"][0, 1])
+    for c in SeamSkill.CLASSES:
+        assert r[c][0, 1] / p[c][0, 1] == pytest.approx(0.5)
+    assert seams.table()["a"]["persistence_rmse_face_edges"][1] == pytest.approx(2.0)

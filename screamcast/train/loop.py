@@ -29,10 +29,12 @@ from screamcast.data.store import dataset_grid, open_configured, time_step
 from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
-from screamcast.train.loss import rollout_loss
+from screamcast.train.loss import no_change_loss, rollout_loss
 from screamcast.train.metrics_log import MetricsLog
 from screamcast.train.run_state import PreemptionFlag, rng_state, set_rng_state
 from screamcast.train.schedulers import build_scheduler
+
+COLLAPSED = 0.97  # a validation loss above this share of the no-change predictor's: warned
 
 
 class StepBatches(torch.utils.data.Sampler):
@@ -289,18 +291,34 @@ class Trainer:
         return float(self.fabric.all_reduce(loss.detach(), reduce_op="mean"))
 
     @torch.no_grad()
-    def validate(self) -> float:
-        """Mean 1-step loss over the fixed validation samples (all ranks)."""
+    def validate(self) -> tuple[float, float]:
+        """Mean 1-step loss over the fixed validation samples (all ranks), and the trivial
+        predictor's on the same samples (no change: what a collapsed network scores)."""
         self.pipeline.eval()
-        total = torch.zeros(2, device=self.fabric.device)
-        for batch in self.valid_loader:
-            one_step = {**batch, "target": batch["target"][:, :1]}
-            loss, _ = rollout_loss(self.pipeline, one_step, 0)
-            count = len(batch["state"])
-            total[0] += loss.detach() * count
-            total[1] += count
+        total = torch.zeros(3, device=self.fabric.device)
+        with torch.no_grad():
+            for batch in self.valid_loader:
+                one_step = {**batch, "target": batch["target"][:, :1]}
+                loss, _ = rollout_loss(self.pipeline, one_step, 0)
+                count = len(batch["state"])
+                total[0] += loss.detach() * count
+                total[1] += no_change_loss(self.pipeline, one_step) * count
+                total[2] += count
         total = self.fabric.all_reduce(total, reduce_op="sum")
-        return float(total[0] / total[1])
+        return float(total[0] / total[2]), float(total[1] / total[2])
+
+    def _warn_if_collapsed(self, valid: float, trivial: float) -> None:
+        """A validation loss at the no-change predictor's means the network predicts no
+        change: too high a learning rate without warm-up does this silently (it sat at 0.95,
+        the zero-tendency level, for 2,500 steps on Held-Suarez data)."""
+        if self.step >= 2 * self.cfg.valid_every and valid >= COLLAPSED * trivial:
+            self.fabric.print(
+                f"warning: step {self.step}: validation loss {valid:.4g} is "
+                f"{valid / trivial:.2f} of the no-change predictor's ({trivial:.4g}): the "
+                "network has learnt nothing (collapsed, or not started); lower optim.lr or "
+                "set scheduler.warmup_steps (docs/training.md)",
+                flush=True,
+            )
 
     def save(self, is_best: bool) -> None:
         """``latest.pth`` (with ``best.pth`` linked when this is the best state, and
@@ -348,7 +366,8 @@ class Trainer:
                     "lr": self.scheduler.get_last_lr()[0],
                 }
                 if self._due(cfg.valid_every):
-                    row["valid_loss"] = self.validate()
+                    row["valid_loss"], row["valid_loss_no_change"] = self.validate()
+                    self._warn_if_collapsed(row["valid_loss"], row["valid_loss_no_change"])
                 is_best = row.get("valid_loss", float("inf")) < self.best
                 self.best = min(self.best, row.get("valid_loss", self.best))
                 row["images_per_s"] = (self.samples - seen0) / (time.perf_counter() - t0)
@@ -388,7 +407,9 @@ def _progress(fabric, cfg, step):
 
 
 def _log_line(row: dict, steps: int) -> str:
-    valid = f" valid_loss {row['valid_loss']:.5g}" if "valid_loss" in row else ""
+    valid = ""
+    if "valid_loss" in row:
+        valid = f" valid_loss {row['valid_loss']:.5g} (no change {row['valid_loss_no_change']:.5g})"
     return (
         f"step {row['step']}/{steps} train_loss {row['train_loss']:.5g}{valid} "
         f"lr {row['lr']:.3g} images/s {row['images_per_s']:.1f}"

@@ -20,6 +20,16 @@ def area_weighted_mse(
     return err.mean(dim=(0, 2, 3))
 
 
+def no_change_loss(pipeline: Pipeline, batch: dict) -> torch.Tensor:
+    """The one-step loss of the trivial predictor: the state unchanged, the diagnostics at their
+    mean (a network that outputs zeros). A validation loss that sits here has learnt nothing."""
+    state, target, area = batch["state"], batch["target"][:, 0], batch["area"]
+    C = state.shape[1]
+    mean = pipeline.mean[:, C:].expand(len(state), -1, *state.shape[-2:])  # (B, D, S, S)
+    trivial = torch.cat([state, mean], dim=1)  # (B, C + D, S, S)
+    return area_weighted_mse(trivial, target, area, pipeline.loss_scale()).mean()
+
+
 def rollout_loss(pipeline: Pipeline, batch: dict, halo: int, weights: torch.Tensor | None = None):
     """Unroll ``k`` steps; before each next step the crop's outer ``halo`` ring (its lateral
     boundary) is reset to the truth, as the neighbouring tiles would supply it in a rollout.

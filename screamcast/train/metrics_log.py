@@ -17,7 +17,16 @@ class MetricsLog:
     checkpoint and keep the columns of a file an older version started.
     """
 
-    FIELDS = ["step", "samples", "lr", "train_loss", "valid_loss", "images_per_s", "data_ms"]
+    FIELDS = [
+        "step",
+        "samples",
+        "lr",
+        "train_loss",
+        "valid_loss",
+        "valid_loss_no_change",
+        "images_per_s",
+        "data_ms",
+    ]
 
     def __init__(self, path: Path, enabled: bool, resumed_at: int | None = None):
         self.path, self.enabled, self.tb = path, enabled, None

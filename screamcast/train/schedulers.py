@@ -37,8 +37,9 @@ def dampened_cosine_with_hard_restarts(
 
 
 def lr_lambda(cfg: SchedulerConfig, base_lr: float, total: int) -> Callable[[int], float]:
-    if cfg.name == "constant":
-        return lambda step: 1.0
+    if cfg.name == "constant":  # after a linear warm-up, when one is set
+        warmup = cfg.warmup_steps
+        return lambda step: min(1.0, (step + 1) / warmup) if warmup > 0 else 1.0
     if cfg.name == "cosine":
         return lambda step: (
             dampened_cosine_with_hard_restarts(

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
 from screamcast import checkpoint_format as fmt
 from screamcast.config import TrainConfig, register
@@ -38,10 +39,17 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     """One-step RMSE over the validation samples: the trained model vs persistence, over whole
     crops (``model``, ``persistence``) and ``data.halo`` in from their edges (``*_inner``)."""
     ckpt = fmt.load_for_inference(checkpoint)
-    pipeline = build_pipeline(cfg, Stats.from_dict(ckpt.description.stats))
-    pipeline.load_state_dict(ckpt.weights)
     d = cfg.data
-    ds = open_configured(d)
+    ds = open_configured(d)  # the configured names become the store's channels (T -> T[0], ..)
+    # the network as the checkpoint describes it (its channels, inputs and architecture)
+    model_cfg = OmegaConf.create(ckpt.description.config)
+    pipeline = build_pipeline(model_cfg, Stats.from_dict(ckpt.description.stats))
+    pipeline.load_state_dict(ckpt.weights)
+    if list(d.prognostic) != list(pipeline.prognostic):
+        raise ValueError(
+            f"checkpoint {checkpoint} predicts {pipeline.prognostic}, but the config's data "
+            f"gives {list(d.prognostic)}: pass the overrides the run was trained with"
+        )
     layout = TileLayout(dataset_grid(ds), d.tile, d.halo)
     valid = CropDataset.from_config(d, "valid", layout, ds["time"].values, seed=cfg.seed)
     batch = next(iter(torch.utils.data.DataLoader(valid, batch_size=d.valid_samples)))
@@ -67,7 +75,10 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     }
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str]) -> int:
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
     register()
     with initialize_config_dir(str(CONFIGS), version_base="1.3"):
         cfg = compose("train", overrides=argv)
@@ -81,7 +92,8 @@ def main(argv: list[str]) -> None:
         m, p = rmse["model"][i], rmse["persistence"][i]
         inner = rmse["model_inner"][i] / rmse["persistence_inner"][i]
         print(f"{var:<14}{m:>12.4g}{p:>14.4g}{m / p:>8.3f}{inner:>13.3f}")
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

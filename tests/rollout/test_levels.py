@@ -186,3 +186,32 @@ def test_evaluate_scores_the_complete_steps_of_a_partial_output(stores, tmp_path
     want = [np.sqrt((w * (ps[0] - ps[k]) ** 2).sum() / w.sum()) for k in range(5)]
     np.testing.assert_allclose(whole["PS"]["persistence_rmse"], want, rtol=1e-5)
     assert want[2] > 0
+
+
+def test_one_step_skill_runs_on_a_store_of_3d_variables(stores, tmp_path, capsys):
+    """python -m screamcast.train.skill builds the network from the checkpoint's channels (it
+    raised KeyError on the configured names 'T' before), and --help prints its use."""
+    from screamcast.train import skill
+
+    run_dir = tmp_path / "run"
+    trained(stores["layers"], run_dir)
+    over = [
+        "experiment=pytest",
+        f"data.url={stores['layers']}",
+        "data.n=8",
+        "data.tile=4",
+        "data.halo=2",
+        "data.crop=8",
+        "data.prognostic=[T,PS]",
+        "data.diagnostic=[PRECT]",
+        "data.static=[]",
+        "data.train_range=[0,-4]",
+        "data.valid_range=[-4,0]",
+        f"run_dir={run_dir}",
+    ]
+    assert skill.main(over) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("T[", "PS"))]
+    assert [r[0] for r in rows] == ["T[0]", "T[1]", "T[2]", "T[3]", "PS"]
+    assert all(float(r[1]) > 0 and float(r[2]) > 0 for r in rows)
+    assert skill.main(["--help"]) == 0 and "one-step skill" in capsys.readouterr().out

@@ -358,3 +358,47 @@ def test_a_model_without_insolation_trains_and_rolls_out(tiny_store, tmp_path):
                 f"run_dir={tmp_path / 'r2'}",
             )
         )
+
+
+def test_a_collapsed_network_is_warned_about(tiny_store, tmp_path, capsys):
+    """The no-change predictor's validation loss is logged beside the model's; a network that
+    does not beat it (here: a learning rate of zero, so it keeps its random initial output,
+    worse than no change) is warned about from the second validation on."""
+    over = ["experiment=pytest", f"data.url={tiny_store}", f"run_dir={tmp_path / 'r'}"]
+    run = train(config(*over, "optim.lr=0.0", "steps=6", "valid_every=2", "log_every=2"))
+    valid = [r for r in rows(run) if r["valid_loss"]]
+    assert len(valid) == 3
+    ratios = [float(r["valid_loss"]) / float(r["valid_loss_no_change"]) for r in valid]
+    assert min(ratios) >= 0.97, ratios
+    warned = [line for line in capsys.readouterr().out.splitlines() if "learnt nothing" in line]
+    assert [w.split(":")[1].strip() for w in warned] == ["step 4", "step 6"]
+
+
+def test_the_no_change_loss_is_the_loss_of_predicting_no_change(tiny_store):
+    """Checked against the model's own loss path with a network that outputs zeros."""
+    import torch
+
+    from screamcast.data.stats import Stats
+    from screamcast.model.pipeline import build_pipeline
+    from screamcast.train.loss import no_change_loss, rollout_loss
+
+    cfg = config("experiment=pytest", f"data.url={tiny_store}")
+    from screamcast.data.store import open_configured
+
+    open_configured(cfg.data)
+    names = [*cfg.data.prognostic, *cfg.data.diagnostic, *cfg.data.static]
+    stats = Stats({v: 0.5 for v in names}, {v: 2.0 for v in names}, {v: 0.25 for v in names})
+    pipeline = build_pipeline(cfg, stats)
+    for p in pipeline.net.parameters():
+        torch.nn.init.zeros_(p)  # normalised output 0: no change, diagnostics at their mean
+    g = torch.Generator().manual_seed(0)
+    S, C, D = 8, len(cfg.data.prognostic), len(cfg.data.diagnostic)
+    batch = {
+        "state": torch.randn(2, C, S, S, generator=g),
+        "target": torch.randn(2, 1, C + D, S, S, generator=g),
+        "forcing": torch.zeros(2, 2, 3, S, S),  # (B, k + 1, Fc, S, S): solar time on
+        "static": torch.zeros(2, 2 + 8, S, S),
+        "area": torch.ones(2, S, S),
+    }
+    loss, _ = rollout_loss(pipeline, batch, 0)
+    torch.testing.assert_close(no_change_loss(pipeline, batch), loss)

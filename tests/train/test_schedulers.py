@@ -37,3 +37,14 @@ def test_scheduler_in_an_optimizer_and_unknown_name():
     )
     with pytest.raises(ValueError, match="scheduler.name='linear'"):
         build_scheduler(opt, SchedulerConfig(name="linear"), 1e-4, 10)
+
+
+def test_a_constant_rate_warms_up_when_asked():
+    """scheduler.warmup_steps was ignored by the constant schedule: a high rate from step 0 is
+    what collapsed training on Held-Suarez data (docs/training.md)."""
+    from screamcast.config import SchedulerConfig
+    from screamcast.train.schedulers import lr_lambda
+
+    warm = lr_lambda(SchedulerConfig(name="constant", warmup_steps=100), 1e-3, 1000)
+    assert [warm(s) for s in (0, 49, 99, 100, 500)] == [0.01, 0.5, 1.0, 1.0, 1.0]
+    assert lr_lambda(SchedulerConfig(name="constant"), 1e-3, 1000)(0) == 1.0
