@@ -131,8 +131,9 @@ def _resume_or_start(model: HeldSuarez, o: HistoryOptions, folder: Path):
     meta = folder / SETTINGS
     if (folder / STATE).exists():
         have = json.loads(meta.read_text()) if meta.exists() else {}
-        if have != json.loads(json.dumps(settings)):
-            diff = [k for k in settings if have.get(k) != json.loads(json.dumps(settings))[k]]
+        want = json.loads(json.dumps(settings))  # as JSON keeps it (tuples become lists)
+        diff = [k for k in want if have.get(k) != want[k]]
+        if diff:
             raise DycoreError(
                 f"{folder} holds a run made with other settings ({', '.join(diff)}): continue "
                 "it with its own settings (run.json), or write to another folder"

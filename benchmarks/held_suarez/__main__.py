@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""``python -m benchmarks.held_suarez``: the Held-Suarez benchmark, end to end (needs the
+``dycore`` extra). Stages, each kept in ``--workdir`` and skipped when done:
+
+1. data: a training year and an independent 50-day test run from the shipped spun-up T42 L20
+   restart, ingested (4 layers), the nudging reference (ne4pg2) and the climatology;
+2. train: the stage schedule (benchmarks/held_suarez/training.py);
+3. forecasts: from 8 test times 5 days apart, 10 days: the emulator free and nudged, the T21
+   dycore, persistence, climatology, the reference; RMSE and ACC per variable and layer;
+4. climate: a free rollout of ``--climate-days`` against the training year's climate;
+5. cost: simulated days per wall day of the emulator and the dycore at T42 and T21;
+6. report: the record (``--record``: benchmarks/results/held_suarez.json, then the tables and
+   figures of docs/held-suarez.md are generated from it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.held_suarez",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--workdir", default="runs/held_suarez")
+    p.add_argument("--train-days", type=float, default=365.0)
+    p.add_argument("--test-days", type=float, default=50.0)
+    p.add_argument("--ne", type=int, default=16)
+    p.add_argument("--reference-ne", type=int, default=4)
+    p.add_argument("--truncation", type=int, default=42, help="the truth's dycore (T42)")
+    p.add_argument("--starts", type=int, default=8)
+    p.add_argument("--lead-days", type=float, default=10.0)
+    p.add_argument("--climate-days", type=float, default=365.0)
+    p.add_argument("--train-scale", type=float, default=1.0, help="x every stage's steps")
+    p.add_argument(
+        "--train-override",
+        action="append",
+        default=[],
+        help="more Hydra overrides for every stage (e.g. data.n=8)",
+    )
+    p.add_argument("--cost-days", type=float, default=5.0)
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="write benchmarks/results/held_suarez.json and regenerate the docs",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.held_suarez import data, report, stages
+
+    a = parser().parse_args(argv)
+    work = Path(a.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    command = "python -m benchmarks.held_suarez " + " ".join(map(shlex.quote, argv or sys.argv[1:]))
+    t0 = time.perf_counter()
+    plan = data.DataPlan(
+        work, a.train_days, a.test_days, a.ne, a.reference_ne, truncation=a.truncation
+    )
+    paths = data.make(plan)
+    checkpoint, minutes = stages.train(paths["train"], work, a.train_scale, a.train_override)
+    result = {"settings": vars(a), "train_minutes": minutes, "checkpoint": str(checkpoint)}
+    result["forecasts"] = stages.forecasts(paths, checkpoint, work, a.starts, a.lead_days)
+    result["climate"] = stages.climate(paths, checkpoint, work, a.climate_days)
+    result["cost"] = stages.cost(result["climate"], a.truncation, a.cost_days)
+    result["wall_minutes"] = (time.perf_counter() - t0) / 60.0
+    (work / "result.json").write_text(json.dumps(result, indent=1, default=str))
+    if a.record:
+        report.record(result, command, work)
+    print(report.summary(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The benchmark's stages after the data: training, forecasts and their scores, the long
+climate rollout, and the cost of each model on this machine."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from benchmarks.held_suarez import climate as cl
+from benchmarks.held_suarez import forecasts as fc
+from screamcast.data.calendar import DECODER
+from screamcast.data.stacked import unstack
+
+
+def _open(path: Path) -> xr.Dataset:
+    return unstack(xr.open_zarr(path, chunks=None, decode_times=DECODER, consolidated=False))
+
+
+def train(store: Path, work: Path, scale: float, overrides: list[str]) -> tuple[Path, dict]:
+    from benchmarks.held_suarez import training
+
+    if overrides:
+        training.MODEL = [*training.MODEL, *overrides]
+    return training.train_stages(store, work, scale)
+
+
+def forecasts(paths: dict, checkpoint: Path, work: Path, count: int, lead_days: float) -> dict:
+    """Per model, variable and start: the per-step RMSE and ACC, then their means over starts."""
+    from benchmarks.held_suarez.dycore_baseline import Baseline, states_by_time
+
+    cache = work / "forecasts.json"
+    if cache.exists():
+        return json.loads(cache.read_text())
+    test = _open(paths["test"])
+    states = states_by_time(paths["states"])
+    steps = int(round(lead_days * 4))
+    chosen = fc.starts(test, states, count, steps=steps)
+    folder = work / "forecasts"
+    folder.mkdir(exist_ok=True)
+    t21 = Baseline(paths["test"])
+    runs: dict[str, list] = {"free": [], "nudged": [], "t21": []}
+    refs, spectra = [], {"truth": [], "free": [], "nudged": [], "t21": []}
+    for k, start in enumerate(chosen):
+        out = {m: folder / f"{m}_{k}.zarr" for m in runs}
+        runs["free"].append(
+            fc.emulator(checkpoint, paths["test"], start, steps, out["free"], paths["climatology"])
+        )
+        runs["nudged"].append(
+            fc.emulator(
+                checkpoint,
+                paths["test"],
+                start,
+                steps,
+                out["nudged"],
+                paths["climatology"],
+                paths["reference"],
+            )
+        )
+        t21.forecast(states[start], steps, out["t21"])
+        runs["t21"].append(
+            fc.scored(out["t21"], paths["test"], paths["climatology"], folder / f"t21_{k}_report")
+        )
+        times = test["time"].sel(time=slice(start, None)).values[: steps + 1]
+        variables = [v for v in runs["free"][-1] if v.startswith(("U[", "V[", "T["))]
+        refs.append(fc.reference_scores(paths["reference"], test, times, variables))
+        _spectra(spectra, out, test, times[min(20, steps)])
+    result = {
+        "starts": [str(s) for s in chosen],
+        "models": {m: _mean_over_starts(r) for m, r in runs.items()},
+        "reference_rmse": {v: np.mean([r[v] for r in refs], axis=0).tolist() for v in refs[0]},
+        "spectra_day5": {m: np.mean(s, axis=0).tolist() for m, s in spectra.items() if s},
+        "t21_seconds_per_day": t21.seconds_per_day,
+    }
+    cache.write_text(json.dumps(result))
+    return result
+
+
+def _mean_over_starts(tables: list[dict]) -> dict:
+    """``{variable: {score: per-step mean over starts}}`` (RMSE: root of the mean square)."""
+    out = {}
+    for v in tables[0]:
+        out[v] = {}
+        for score in tables[0][v]:
+            series = np.array([t[v][score] for t in tables], np.float64)
+            if "rmse" in score:
+                out[v][score] = np.sqrt(np.mean(series**2, axis=0)).tolist()
+            else:
+                out[v][score] = np.mean(series, axis=0).tolist()
+    return out
+
+
+def _spectra(spectra: dict, out: dict, test: xr.Dataset, time) -> None:
+    """Kinetic-energy spectra of the top layer's winds at ``time`` (half the sum of u's and
+    v's power per degree: the spectrum of the velocity components, not of the rotational and
+    divergent parts)."""
+    from screamcast.data.channels import with_channels
+    from screamcast.grid.physics import PhysicsGrid
+    from screamcast.spectra import CubeSpectrum
+
+    grid = PhysicsGrid.from_name(test.attrs["grid"])
+    spec = CubeSpectrum(grid)
+
+    def ke(ds):
+        ds = with_channels(ds, ["U[0]", "V[0]"])
+        at = ds.sel(time=time)
+        return (0.5 * (spec(at["U[0]"].values) + spec(at["V[0]"].values))).tolist()
+
+    spectra["truth"].append(ke(test))
+    for m, path in out.items():
+        spectra[m].append(ke(_open(path)))
+
+
+def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
+    """A free rollout of ``days`` from the first test time with a state, its zonal climate
+    against the training year's, its cost."""
+    from screamcast.rollout.run import RolloutOptions, run_rollout
+    from screamcast.rollout.stepper import Reassembly
+
+    cache = work / "climate.json"
+    if cache.exists():
+        return json.loads(cache.read_text())
+    output = work / "climate_rollout.zarr"
+    steps = int(round(days * 4))
+    test = _open(paths["test"])
+    if output.exists():
+        import shutil
+
+        shutil.rmtree(output)
+    t0 = time.perf_counter()
+    run_rollout(
+        RolloutOptions(
+            checkpoint=str(checkpoint),
+            data=str(paths["test"]),
+            output=str(output),
+            start=test["time"].values[3].strftime("%Y-%m-%dT%H:%M"),
+            steps=steps,
+            reassembly=Reassembly.INTRA_FACE,
+            progress=False,
+        )
+    )
+    seconds = time.perf_counter() - t0
+    model = cl.of_store(_open(output))
+    truth = cl.of_store(_open(paths["train"]))
+    result = cl.compare(model, truth) | {
+        "days": days,
+        "steps_run": model.count - 1,
+        "bounded": bool(model.count == steps + 1),
+        "emulator_seconds_per_day": seconds / days,
+        "zonal": {k: v.tolist() for k, v in model.means().items()},
+        "zonal_truth": {k: v.tolist() for k, v in truth.means().items()},
+        "global_t": model.global_t,
+    }
+    cache.write_text(json.dumps(result))
+    return result
+
+
+def cost(climate_result: dict, truncation: int, days: float) -> dict:
+    """Simulated days per wall day: the emulator's (its long rollout, output written) and the
+    dycore's at the truth's truncation and at T21, measured here."""
+    from benchmarks.held_suarez.dycore_baseline import dycore_cost
+
+    per_day = {
+        "emulator": climate_result["emulator_seconds_per_day"],
+        f"dycore_T{truncation}": dycore_cost(truncation, 20.0, days),
+        "dycore_T21": dycore_cost(21, 30.0, days),
+    }
+    return {k: {"seconds_per_day": s, "days_per_wall_day": 86400.0 / s} for k, s in per_day.items()}

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The emulator's training: the stage schedule chained by Hydra overrides (warm-up and a high
+rate, the cosine anneal, the 2- then 4-step fine-tunes), each stage starting from the last
+one's best checkpoint, within a CPU budget (steps per stage below; docs/held-suarez.md)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ["model.width=48", "model.levels=3", "model.blocks=1"]
+# (name, steps, overrides): crops are tile + 2 * halo (32) throughout, so the tile fine-tune
+# (stage 3 of the production schedule) is the first stage itself
+STAGES = [
+    ("s1_warm", 3000, ["optim.lr=1e-3", "scheduler.warmup_steps=100", "valid_every=500"]),
+    (
+        "s2_anneal",
+        1200,
+        ["optim.lr=1e-3", "scheduler=anneal", "scheduler.min_lr=1e-5", "valid_every=400"],
+    ),
+    ("s4a_two_step", 500, ["optim.lr=1e-4", "rollout_steps=2", "valid_every=250"]),
+    ("s4b_four_step", 300, ["optim.lr=5e-5", "rollout_steps=4", "valid_every=150"]),
+]
+
+
+def config(*overrides):
+    from hydra import compose, initialize_config_dir
+
+    from screamcast.config import register
+
+    register()
+    with initialize_config_dir(str(ROOT / "configs"), version_base="1.3"):
+        return compose("train", overrides=list(overrides))
+
+
+def train_stages(store: Path, workdir: Path, scale: float = 1.0, log=print) -> tuple[Path, dict]:
+    """Run the stages not yet done; returns the last stage's best checkpoint and the minutes
+    each stage took (``scale`` multiplies every stage's steps: the CI's tiny run)."""
+    from screamcast.train.loop import train
+
+    previous, minutes = None, {}
+    for name, steps, extra in STAGES:
+        run_dir = workdir / "train" / name
+        steps = max(int(steps * scale), 2)
+        done = run_dir / "best.pth"
+        if not (done.exists() and (run_dir / "done").exists()):
+            over = [
+                "data=held_suarez",
+                f"data.url={store}",
+                *MODEL,
+                *extra,
+                f"steps={steps}",
+                f"checkpoint_every={max(steps // 4, 1)}",
+                "keep_every=0",
+                "progress=false",
+                "log_every=100",
+                f"run_dir={run_dir}",
+            ]
+            if previous is not None:
+                over.append(f"init_from={previous}")
+            t0 = time.perf_counter()
+            train(config(*over))
+            (run_dir / "done").write_text(f"{(time.perf_counter() - t0) / 60:.2f}\n")
+        minutes[name] = float((run_dir / "done").read_text())
+        log(f"{name}: {steps} steps, {minutes[name]:.1f} min")
+        previous = done
+    return previous, minutes
