@@ -2,7 +2,8 @@
 # Copyright 2026 The screamcast authors
 """The emulator's training: the stage schedule chained by Hydra overrides (warm-up and a high
 rate, the cosine anneal, the 2- then 4-step fine-tunes), each stage starting from the last
-one's best checkpoint, within a CPU budget (steps per stage below; docs/held-suarez.md)."""
+one's best checkpoint, within a CPU budget of about 20 minutes on 2 cores (steps per stage
+below; the record has each stage's minutes; docs/held-suarez.md)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ MODEL = ["model.width=48", "model.levels=3", "model.blocks=1"]
 # (name, steps, overrides): crops are tile + 2 * halo (32) throughout, so the tile fine-tune
 # (stage 3 of the production schedule) is the first stage itself
 STAGES = [
-    ("s1_warm", 3000, ["optim.lr=1e-3", "scheduler.warmup_steps=100", "valid_every=500"]),
+    ("s1_warm", 2500, ["optim.lr=1e-3", "scheduler.warmup_steps=100", "valid_every=500"]),
     (
         "s2_anneal",
-        1200,
+        800,
         ["optim.lr=1e-3", "scheduler=anneal", "scheduler.min_lr=1e-5", "valid_every=400"],
     ),
-    ("s4a_two_step", 500, ["optim.lr=1e-4", "rollout_steps=2", "valid_every=250"]),
-    ("s4b_four_step", 300, ["optim.lr=5e-5", "rollout_steps=4", "valid_every=150"]),
+    ("s4a_two_step", 300, ["optim.lr=1e-4", "rollout_steps=2", "valid_every=150"]),
+    ("s4b_four_step", 150, ["optim.lr=5e-5", "rollout_steps=4", "valid_every=75"]),
 ]
 
 
