@@ -24,9 +24,20 @@ BEGIN, END = (
 )
 
 
-def record(result: dict, command: str, work: Path) -> Path:
-    from benchmarks.harness import save_record
+EMULATOR = ROOT / "benchmarks/held_suarez/emulator.pth"
 
+
+def record(result: dict, command: str, work: Path) -> Path:
+    """The record, the docs generated from it, and the emulator kept for users (its weights
+    and description only: no optimizer state)."""
+    from benchmarks.harness import save_record
+    from screamcast import checkpoint_io as cio
+    from screamcast.checkpoint_format import load
+
+    full = load(result["checkpoint"])
+    keep = {k: full[k] for k in ("format_version", "description", "model", "step")}
+    cio.save_checkpoint_atomic(None, EMULATOR, keep)
+    result = result | {"emulator": str(EMULATOR.relative_to(ROOT))}
     path = save_record("held_suarez", "held_suarez", command, {"result": result})
     write_doc(json.loads(path.read_text()))
     return path
