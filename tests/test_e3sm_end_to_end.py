@@ -145,7 +145,7 @@ def test_train_resume_and_nudged_rollout(column_store, coarse_reference, tmp_pat
     bad = [*extra[4:], "--reference", str(tmp_path / "other_levels.zarr"), "--nudge-vars", "T_mid"]
     assert cli.main(args(run / "latest.pth", column_store, tmp_path / "x.zarr", *bad)) == 2
     err = capsys.readouterr().err
-    assert "'T_mid[0]' is at level 252.5 along 'lev', the model's at 250.0" in err
+    assert "'T_mid[0]' is at lev = 252.5, but the model's data has it at lev = 250" in err
     assert not (tmp_path / "x.zarr").exists()
 
 
