@@ -237,20 +237,14 @@ def test_the_ingested_store_trains_and_rolls_out(eam, tmp_path):
     from screamcast.checkpoint_format import load
     from screamcast.train.loop import train
     from tests.rollout.test_run_nudged import args, cli
-    from tests.train.test_loop import config
+    from tests.train.test_loop import config, on_ne4pg2
 
     store = tmp_path / "s.zarr"
     run(eam, store, layers="4")
-    over = [
-        "experiment=pytest",
-        f"data.url={store}",
-        "data.n=8",
-        "data.tile=4",
-        "data.halo=2",
-        "data.crop=8",
-        "data.prognostic=[T,U,V,PS]",
-        "data.diagnostic=[PRECT]",
-        "data.static=[]",
+    over = on_ne4pg2(
+        store,
+        "[T,U,V,PS]",
+        "[PRECT]",
         "data.train_range=[0,-4]",
         "data.valid_range=[-4,0]",
         "data.stats_from_store=true",
@@ -260,7 +254,7 @@ def test_the_ingested_store_trains_and_rolls_out(eam, tmp_path):
         "data.cache_gb=0.01",
         "steps=3",
         f"run_dir={tmp_path / 'run'}",
-    ]
+    )
     run_dir = train(config(*over))
     assert 0 < sum(f.stat().st_size for f in (tmp_path / "cache").iterdir()) <= 0.01 * 2**30
     desc = load(run_dir / "latest.pth")["description"]

@@ -383,24 +383,13 @@ def test_every_option_that_shapes_the_store_is_in_its_fingerprint(eam, tmp_path,
 def test_training_names_the_times_the_ingestion_recorded_as_missing(eam, tmp_path):
     from screamcast.data.store import StoreError
     from screamcast.train.loop import train
-    from tests.train.test_loop import config
+    from tests.train.test_loop import config, on_ne4pg2
 
     store = tmp_path / "g.zarr"
     run([eam[0], eam[2]], store, allow_gaps=True)
-    over = [
-        "experiment=pytest",
-        f"data.url={store}",
-        "data.n=8",
-        "data.tile=4",
-        "data.halo=2",
-        "data.crop=8",
-        "data.prognostic=[PS]",
-        "data.diagnostic=[]",
-        "data.static=[]",
-        "data.stats_from_store=true",
-        "steps=1",
-        f"run_dir={tmp_path / 'run'}",
-    ]
+    over = on_ne4pg2(
+        store, "[PS]", "[]", "data.stats_from_store=true", "steps=1", f"run_dir={tmp_path / 'run'}"
+    )
     with pytest.raises(
         StoreError,
         match=r"non-finite value in 'PS' at time index 4 .*the "

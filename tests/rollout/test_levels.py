@@ -29,24 +29,15 @@ def trained(store, run_dir, *extra) -> Path:
     from screamcast.train.loop import train
     from tests.train.test_loop import config
 
-    over = [
-        "experiment=pytest",
-        f"data.url={store}",
-        "data.n=8",
-        "data.tile=4",
-        "data.halo=2",
-        "data.crop=8",
-        "data.prognostic=[T,PS]",
-        "data.diagnostic=[PRECT]",
-        "data.static=[]",
-        "data.train_range=[0,-4]",
-        "data.valid_range=[-4,0]",
-        "steps=2",
-        "keep_every=0",
-        f"run_dir={run_dir}",
-        *extra,
-    ]
-    return train(config(*over)) / "latest.pth"
+    run = train(config(*overrides(store, run_dir), "steps=2", "keep_every=0", *extra))
+    return run / "latest.pth"
+
+
+def overrides(store, run_dir) -> list[str]:
+    from tests.train.test_loop import on_ne4pg2
+
+    ranges = ["data.train_range=[0,-4]", "data.valid_range=[-4,0]", f"run_dir={run_dir}"]
+    return on_ne4pg2(store, "[T,PS]", "[PRECT]", *ranges)
 
 
 @pytest.fixture(scope="module")
@@ -195,21 +186,7 @@ def test_one_step_skill_runs_on_a_store_of_3d_variables(stores, tmp_path, capsys
 
     run_dir = tmp_path / "run"
     trained(stores["layers"], run_dir)
-    over = [
-        "experiment=pytest",
-        f"data.url={stores['layers']}",
-        "data.n=8",
-        "data.tile=4",
-        "data.halo=2",
-        "data.crop=8",
-        "data.prognostic=[T,PS]",
-        "data.diagnostic=[PRECT]",
-        "data.static=[]",
-        "data.train_range=[0,-4]",
-        "data.valid_range=[-4,0]",
-        f"run_dir={run_dir}",
-    ]
-    assert skill.main(over) == 0
+    assert skill.main(overrides(stores["layers"], run_dir)) == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines() if line.startswith(("T[", "PS"))]
     assert [r[0] for r in rows] == ["T[0]", "T[1]", "T[2]", "T[3]", "PS"]

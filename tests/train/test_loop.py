@@ -30,6 +30,23 @@ def config(*overrides):
         return compose("train", overrides=list(overrides))
 
 
+def on_ne4pg2(store, prognostic: str, diagnostic: str = "[]", *extra: str) -> list[str]:
+    """The pytest experiment's overrides for a small ingested ne4pg2 store (faces of 8 cells:
+    tiles of 4 with a halo of 2, crops of 8)."""
+    return [
+        "experiment=pytest",
+        f"data.url={store}",
+        "data.n=8",
+        "data.tile=4",
+        "data.halo=2",
+        "data.crop=8",
+        f"data.prognostic={prognostic}",
+        f"data.diagnostic={diagnostic}",
+        "data.static=[]",
+        *extra,
+    ]
+
+
 def rows(run: Path) -> list[dict]:
     with open(run / "metrics.csv") as f:
         return list(csv.DictReader(f))
