@@ -132,18 +132,23 @@ def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
         import shutil
 
         shutil.rmtree(output)
-    t0 = time.perf_counter()
-    run_rollout(
-        RolloutOptions(
-            checkpoint=str(checkpoint),
-            data=str(paths["test"]),
-            output=str(output),
-            start=test["time"].values[3].strftime("%Y-%m-%dT%H:%M"),
-            steps=steps,
-            reassembly=Reassembly.INTRA_FACE,
-            progress=False,
-        )
+    from screamcast.rollout.plan import RolloutError
+
+    start = test["time"].values[3].strftime("%Y-%m-%dT%H:%M")
+    options = RolloutOptions(
+        checkpoint=str(checkpoint),
+        data=str(paths["test"]),
+        output=str(output),
+        start=start,
+        steps=steps,
+        reassembly=Reassembly.INTRA_FACE,
+        progress=False,
     )
+    t0, stopped = time.perf_counter(), ""
+    try:
+        run_rollout(options)
+    except RolloutError as err:  # a blow-up: the steps before it are kept and scored
+        stopped = str(err)
     seconds = time.perf_counter() - t0
     model = cl.of_store(_open(output))
     truth = cl.of_store(_open(paths["train"]))
@@ -151,7 +156,8 @@ def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
         "days": days,
         "steps_run": model.count - 1,
         "bounded": bool(model.count == steps + 1),
-        "emulator_seconds_per_day": seconds / days,
+        "stopped": stopped,
+        "emulator_seconds_per_day": seconds / ((model.count - 1) / 4.0),
         "zonal": {k: v.tolist() for k, v in model.means().items()},
         "zonal_truth": {k: v.tolist() for k, v in truth.means().items()},
         "global_t": model.global_t,
