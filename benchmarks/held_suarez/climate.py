@@ -35,25 +35,44 @@ class ZonalStats:
         u, v, t = (np.asarray(a, np.float64).reshape(a.shape[0], -1) for a in (u, v, t))
         zu, zv, zt = self.zonal(u), self.zonal(v), self.zonal(t)
         du, dv, dt = u - zu[:, self.band], v - zv[:, self.band], t - zt[:, self.band]
-        self.sums["u"] = self.sums["u"] + zu
-        self.sums["t"] = self.sums["t"] + zt
-        self.sums["eke"] = self.sums["eke"] + self.zonal(0.5 * (du * du + dv * dv))
-        self.sums["vt"] = self.sums["vt"] + self.zonal(dv * dt)
+        self._last = {
+            "u": zu,
+            "t": zt,
+            "eke": self.zonal(0.5 * (du * du + dv * dv)),
+            "vt": self.zonal(dv * dt),
+        }
+        self.sums = {k: self.sums[k] + self._last[k] for k in self.sums}
         self.count += 1
         self.global_t.append(float((t * self.w).sum() / (t.shape[0] * self.w.sum())))
+
+    def remove_last(self) -> None:
+        """Forget the last time added (the one that departed)."""
+        self.sums = {k: v - self._last[k] for k, v in self.sums.items()}
+        self.count -= 1
 
     def means(self) -> dict[str, np.ndarray]:
         return {k: v / self.count for k, v in self.sums.items()}
 
 
-def of_store(ds: xr.Dataset, every: int = 1) -> ZonalStats:
-    """The zonal statistics of a cube store's ``U, V, T`` (layers), every ``every``-th time."""
+def of_store(ds: xr.Dataset, every: int = 1, depart_kelvin: float | None = None) -> ZonalStats:
+    """The zonal statistics of a cube store's ``U, V, T`` (layers), every ``every``-th time,
+    up to a non-finite value or, with ``depart_kelvin``, to the first time the global-mean
+    temperature is that far from its first value (a rollout that has left the climate: its
+    statistics would be the runaway's; ``departed`` says when)."""
     stats = ZonalStats(ds["lat"].values, ds["area"].values)
+    stats.departed = None
     for k in range(0, ds.sizes["time"], every):
         at = ds[["U", "V", "T"]].isel(time=k)
         if not np.isfinite(at["U"].values).all():
             break
         stats.add(at["U"].values, at["V"].values, at["T"].values)
+        if (
+            depart_kelvin is not None
+            and abs(stats.global_t[-1] - stats.global_t[0]) > depart_kelvin
+        ):
+            stats.departed = k
+            stats.remove_last()
+            break
     return stats
 
 

@@ -104,7 +104,16 @@ def targets(r: dict) -> list[tuple[str, str, bool]]:
             )
         )
     c = r["climate"]
-    out.append((f"{c['days']:g}-day free rollout bounded", f"{c['steps_run']} steps", c["bounded"]))
+    left = c.get("departure_day")
+    where = f"left the climate at day {left:g}" if left is not None else "stayed in it"
+    stop = c.get("stopped") or "no non-finite value"
+    out.append(
+        (
+            f"{c['days']:g}-day free rollout bounded (climate numbers below: before it left)",
+            f"{where}; {stop[:90]}",
+            c["bounded"] and left is None,
+        )
+    )
     for side in ("south", "north"):
         a, b = c["jets"][side], c["jets_truth"][side]
         ds, dl = _ratio(a["speed"], b["speed"]) - 1, a["lat"] - b["lat"]

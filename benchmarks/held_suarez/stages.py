@@ -116,6 +116,9 @@ def _spectra(spectra: dict, out: dict, test: xr.Dataset, time) -> None:
         spectra[m].append(ke(_open(path)))
 
 
+DEPART_KELVIN = 5.0  # a rollout whose global-mean T moved this far has left the climate
+
+
 def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
     """A free rollout of ``days`` from the first test time with a state, its zonal climate
     against the training year's, its cost."""
@@ -150,13 +153,16 @@ def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
     except RolloutError as err:  # a blow-up: the steps before it are kept and scored
         stopped = str(err)
     seconds = time.perf_counter() - t0
-    model = cl.of_store(_open(output))
+    model = cl.of_store(_open(output), depart_kelvin=DEPART_KELVIN)
     truth = cl.of_store(_open(paths["train"]))
     result = cl.compare(model, truth) | {
         "days": days,
         "steps_run": model.count - 1,
         "bounded": bool(model.count == steps + 1),
         "stopped": stopped,
+        # the statistics are over the steps before this (the global-mean T left its start by
+        # more than DEPART_KELVIN): a climate only when it is None
+        "departure_day": None if model.departed is None else model.departed / 4.0,
         "emulator_seconds_per_day": seconds / ((model.count - 1) / 4.0),
         "zonal": {k: v.tolist() for k, v in model.means().items()},
         "zonal_truth": {k: v.tolist() for k, v in truth.means().items()},
