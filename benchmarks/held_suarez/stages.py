@@ -116,6 +116,12 @@ def _spectra(spectra: dict, out: dict, test: xr.Dataset, time) -> None:
         spectra[m].append(ke(_open(path)))
 
 
+def _steps_written(output: Path) -> int:
+    import zarr
+
+    return int(zarr.open_group(output, mode="r").attrs["complete_steps"]) - 1
+
+
 DEPART_KELVIN = 5.0  # a rollout whose global-mean T moved this far has left the climate
 
 
@@ -163,7 +169,8 @@ def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
         # the statistics are over the steps before this (the global-mean T left its start by
         # more than DEPART_KELVIN): a climate only when it is None
         "departure_day": None if model.departed is None else model.departed / 4.0,
-        "emulator_seconds_per_day": seconds / ((model.count - 1) / 4.0),
+        # the steps the rollout wrote (before a non-finite value), not those scored
+        "emulator_seconds_per_day": seconds / (_steps_written(output) / 4.0),
         "zonal": {k: v.tolist() for k, v in model.means().items()},
         "zonal_truth": {k: v.tolist() for k, v in truth.means().items()},
         "global_t": model.global_t,
