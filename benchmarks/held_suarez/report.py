@@ -204,9 +204,10 @@ def write_doc(payload: dict) -> None:
     machine = payload["machine"]
     text = (
         f"Measured by `{payload['command']}` at commit {machine['commit']} on "
-        f"{machine['cpu']} ({machine['cores']} cores), {payload['when']}; "
-        f"{r['wall_minutes']:.0f} minutes in all "
-        f"(training {sum(r['train_minutes'].values()):.0f}).\n\n"
+        f"{machine['cpu']} ({machine['cores']} cores), {payload['when']}; the training "
+        f"stages took {sum(r['train_minutes'].values()):.0f} minutes (the data (lab book) "
+        "and the training were made by earlier invocations in the "
+        "same work folder, which this one found done).\n\n"
         + tables(r)
         + "\n\n![skill per lead](figures/held_suarez_leads.png)\n\n"
         "![kinetic-energy spectra at day 5](figures/held_suarez_spectra.png)\n\n"
