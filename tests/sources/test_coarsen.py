@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Coarsening a store into a nudging reference: area-weighted block means, levels and attrs
+kept, every k-th time, and nothing overwritten."""
+
+import numpy as np
+import pytest
+
+from screamcast.data.store import StoreError, open_store
+from screamcast.data.synthetic_e3sm import write_history
+from screamcast.ingest import IngestOptions, ingest
+from screamcast.sources.coarsen import coarsen_store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("coarsen")
+    files = write_history(tmp / "h", "eam", files=2)  # ne4pg2, 8 times, 8 levels
+    out = tmp / "s.zarr"
+    ingest(IngestOptions([str(f) for f in files], str(out), layers="4", workers=0, progress=False))
+    return out
+
+
+def test_block_means_on_the_coarser_grid(store, tmp_path):
+    coarse = coarsen_store(str(store), tmp_path / "c.zarr", ne=2, every=2)
+    c = open_store(coarse, None, ["T", "PS"], (), None)
+    f = open_store(store, None, ["T", "PS"], (), None)
+    assert c.attrs["grid"] == "ne2pg2" and c.sizes["time"] == 4 and c.sizes["y"] == 4
+    np.testing.assert_array_equal(c["time"].values, f["time"].values[::2])
+    np.testing.assert_array_equal(c["layer"].values, f["layer"].values)
+    assert c["layer"].attrs["interfaces"] == f["layer"].attrs["interfaces"]
+    a = f["area"].values  # an independent block mean: face 3, block (1, 0), time index 4
+    want = (f["T[2]"].values[4, 3, 2:4, 0:2] * a[3, 2:4, 0:2]).sum() / a[3, 2:4, 0:2].sum()
+    assert c["T[2]"].values[2, 3, 1, 0] == pytest.approx(want, rel=1e-6)
+    total = (f["PS"].values[6] * a).sum()  # area-weighted means conserve the global integral
+    ca = c["area"].values
+    assert (c["PS"].values[3] * ca).sum() == pytest.approx(total * ca.sum() / a.sum(), rel=1e-3)
+
+
+def test_bad_requests_are_refused(store, tmp_path):
+    with pytest.raises(StoreError, match="the coarse grid's ne must divide 4, got 3"):
+        coarsen_store(str(store), tmp_path / "x.zarr", ne=3)
+    (tmp_path / "exists.zarr").mkdir()
+    with pytest.raises(StoreError, match="exists: choose another path"):
+        coarsen_store(str(store), tmp_path / "exists.zarr", ne=2)
