@@ -25,9 +25,7 @@ def _open(path: Path) -> xr.Dataset:
 def train(store: Path, work: Path, scale: float, overrides: list[str]) -> tuple[Path, dict]:
     from benchmarks.held_suarez import training
 
-    if overrides:
-        training.MODEL = [*training.MODEL, *overrides]
-    return training.train_stages(store, work, scale)
+    return training.train_stages(store, work, scale, overrides)
 
 
 def forecasts(paths: dict, checkpoint: Path, work: Path, count: int, lead_days: float) -> dict:

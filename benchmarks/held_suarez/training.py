@@ -36,9 +36,12 @@ def config(*overrides):
         return compose("train", overrides=list(overrides))
 
 
-def train_stages(store: Path, workdir: Path, scale: float = 1.0, log=print) -> tuple[Path, dict]:
+def train_stages(
+    store: Path, workdir: Path, scale: float = 1.0, overrides: list[str] = (), log=print
+) -> tuple[Path, dict]:
     """Run the stages not yet done; returns the last stage's best checkpoint and the minutes
-    each stage took (``scale`` multiplies every stage's steps: the CI's tiny run)."""
+    each stage took (``scale`` multiplies every stage's steps: the CI's tiny run;
+    ``overrides`` go to every stage after the model's)."""
     from screamcast.train.loop import train
 
     previous, minutes = None, {}
@@ -51,6 +54,7 @@ def train_stages(store: Path, workdir: Path, scale: float = 1.0, log=print) -> t
                 "data=held_suarez",
                 f"data.url={store}",
                 *MODEL,
+                *overrides,
                 *extra,
                 f"steps={steps}",
                 f"checkpoint_every={max(steps // 4, 1)}",
