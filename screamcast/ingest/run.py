@@ -123,6 +123,8 @@ def ingest(options: IngestOptions) -> dict:
     here = canonical(output)
     from screamcast.file_lock import FileLock, LockedError
 
+    if "://" not in output:  # the store's folder may be new (zarr makes the store's own)
+        os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
     try:
         lock = FileLock(st.lock_path(output), f"ingestion output {options.output}", remove=True)
         lock.acquire()

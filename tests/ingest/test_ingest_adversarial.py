@@ -421,3 +421,8 @@ def test_on_s3_an_ingested_store_is_replaced_and_nothing_else_is(eam, s3):
     with pytest.raises(IngestError, match="holds the input"):
         run(["s3://data/in/*.nc"], "s3://data//in/", storage_options=opts, overwrite=True)
     assert fs.cat("data/notes/thesis.tex") == b"four years" and len(fs.ls("data/in")) == 3
+
+
+def test_an_output_in_a_new_folder_is_written(eam, tmp_path):
+    """The lock beside the output needs its folder: made, as zarr makes the store's own."""
+    assert run(eam, tmp_path / "new" / "deeper" / "s.zarr")["blocks"] == 4
