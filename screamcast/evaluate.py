@@ -23,7 +23,7 @@ import numpy as np
 import xarray as xr
 
 from screamcast.data.channels import expand, with_channels
-from screamcast.data.compatible import IncompatibleStoreError, align_levels, check_store
+from screamcast.data.compatible import matched_store
 from screamcast.data.store import is_latlon
 from screamcast.metrics import area_weighted_bias, area_weighted_rmse
 from screamcast.scoring_grid import ScoringGrid, as_faces, sorted_latlon
@@ -226,11 +226,7 @@ def _truth(truth: str, storage_options, variables: list[str], out: xr.Dataset) -
         ref = in_model_calendar(ref, calendar_of(times), truth)
     except CalendarError as err:
         raise StoreError(str(err)) from None
-    try:  # one set of checks for every store that meets the model's data
-        ref = align_levels(out, ref, variables)
-        check_store(out, ref, variables, f"truth {truth}")
-    except IncompatibleStoreError as err:
-        raise StoreError(str(err)) from None
+    ref = matched_store(out, ref, variables, f"truth {truth}")  # one set of checks for all
     missing = times[~np.isin(times, ref["time"].values)]
     if missing.size:
         raise StoreError(
@@ -253,11 +249,7 @@ def _extras(out, scoring, grid, variables, steps, climatology, tile, storage_opt
     if climatology:
         clim = open_store(climatology, storage_options, [], (), grid.n, latlon=True)
         clim = with_channels(clim, variables, f"climatology {climatology}")
-        try:
-            clim = align_levels(out, clim, variables)
-            check_store(out, clim, variables, f"climatology {climatology}")
-        except IncompatibleStoreError as err:
-            raise StoreError(str(err)) from None
+        clim = matched_store(out, clim, variables, f"climatology {climatology}")
         if is_latlon(clim) and scoring.on_cube:
             raise StoreError(
                 f"climatology {climatology} is on a lat-lon grid, the truth on the output's "

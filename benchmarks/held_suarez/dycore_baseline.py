@@ -58,8 +58,8 @@ class Baseline:
     def forecast(self, restart: Path, steps: int, output: Path, hours: float = 6.0) -> Path:
         """A forecast store of ``steps`` steps from the state in ``restart`` (the truth's time
         of that state first), written like a rollout output (``complete_steps``)."""
-        state = self.model.from_restart(Restart.load(restart))
-        start = model_time(Restart.load(restart).day)
+        saved = Restart.load(restart)
+        state, start = self.model.from_restart(saved), model_time(saved.day)
         frames = [self._on_layers(self.synth(state))]
         t0 = time.perf_counter()
         for _ in range(steps):

@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from screamcast.data.channels import split
+from screamcast.data.remote import StoreError
 
 _UNIT_SPELLINGS = {
     "m/s": "m s-1",
@@ -32,7 +33,7 @@ _UNIT_SPELLINGS = {
 }
 
 
-class IncompatibleStoreError(ValueError):
+class IncompatibleStoreError(StoreError):
     """A store whose grid, levels or units are not the model's, named in the message."""
 
 
@@ -143,19 +144,17 @@ def check_same_grid(model_grid: str, other: xr.Dataset, where: str) -> None:
         )
 
 
-def check_store(
-    model: xr.Dataset,
-    other: xr.Dataset,
-    names: Sequence[str],
-    where: str,
-    same_grid: bool = True,
-) -> None:
-    """Grid (``same_grid``: a cube of the model's face size), levels and units of ``other``
-    against the model's data ``model``, for the channels ``names``."""
-    cube = "face" in other.dims and "face" in model.dims  # (align_levels first, to match by value)
-    if same_grid and cube and other.sizes["y"] == model.sizes["y"]:
+def matched_store(
+    model: xr.Dataset, other: xr.Dataset, names: Sequence[str], where: str
+) -> xr.Dataset:
+    """``other`` with its 3-D channels taken at the model's levels by value
+    (:func:`align_levels`), refused when its grid (a cube of the model's face size), a level or
+    a unit is not the model's data ``model``'s, for the channels ``names``."""
+    other = align_levels(model, other, names)
+    if "face" in other.dims and "face" in model.dims and other.sizes["y"] == model.sizes["y"]:
         check_same_grid(model.attrs["grid"], other, where)
     check_levels(
         channel_levels(model, names), channel_levels(other, names), names, where, "the model's data"
     )
     check_units(model, other, names, where)
+    return other

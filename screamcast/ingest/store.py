@@ -12,6 +12,7 @@ its own unfinished store and continues it; any other existing store is left alon
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -115,8 +116,6 @@ def staging_url(url: str) -> str:
     """Where a replacement store is built: a hidden sibling locally, a sibling prefix on S3."""
     if "://" in url:
         return url.rstrip("/") + ".screamcast-ingest-new"
-    from pathlib import Path
-
     p = Path(url)
     return str(p.with_name(f".{p.name}.screamcast-ingest-new"))
 
@@ -126,7 +125,6 @@ def lock_path(url: str):
     (it then holds against runs on this machine only: S3 has no lock)."""
     import hashlib
     import tempfile
-    from pathlib import Path
 
     if "://" not in url:
         p = Path(url)
@@ -150,8 +148,6 @@ def publish(staging: str, url: str, storage_options) -> None:
     locally; on S3, which cannot rename, the old store is deleted and the new one copied in
     (server-side), so for that moment the complete new store is at ``staging`` only."""
     if "://" not in url:
-        from pathlib import Path
-
         from screamcast.replace_dir import publish as swap
 
         swap(Path(staging), Path(url))

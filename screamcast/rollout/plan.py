@@ -39,10 +39,9 @@ from screamcast.data.channels import (
 )
 from screamcast.data.compatible import (
     IncompatibleStoreError,
-    align_levels,
     channel_levels,
     check_levels,
-    check_store,
+    matched_store,
 )
 from screamcast.data.store import dataset_grid, describe_non_finite, open_store, time_step
 from screamcast.grid import PhysicsGrid
@@ -191,8 +190,7 @@ def _nudger(o: RolloutOptions, prog: list[str], dt, ds, out_times, var_attrs) ->
         o.reference, nudge_vars, calendar_of(out_times), o.storage_options, o.assume_grid
     )
     try:
-        ref = align_levels(ds, ref, nudge_vars)
-        check_store(ds, ref, nudge_vars, f"reference {o.reference}")
+        ref = matched_store(ds, ref, nudge_vars, f"reference {o.reference}")
     except IncompatibleStoreError as err:
         raise RolloutError(str(err)) from None
     nudger = Nudger(
@@ -357,10 +355,9 @@ def _climatology(o: RolloutOptions, variables, ds, out_times, grid) -> np.ndarra
     try:
         clim = open_store(o.climatology, o.storage_options, [], (), grid.n)
         clim = with_channels(clim, variables, f"climatology {o.climatology}")
-        clim = align_levels(ds, clim, variables)
-        check_store(ds, clim, variables, f"climatology {o.climatology}")
+        clim = matched_store(ds, clim, variables, f"climatology {o.climatology}")
         return cube_climatology(clim, o.climatology, variables, grid)
-    except (StoreError, ChannelError, IncompatibleStoreError) as err:
+    except (StoreError, ChannelError) as err:  # IncompatibleStoreError is a StoreError
         raise RolloutError(str(err)) from None
 
 

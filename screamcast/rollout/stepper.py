@@ -100,7 +100,7 @@ class GlobalStepper:
         self.device = torch.device(c.device)
         self.precision = resolve_precision(c.precision, self.device)
         self.solar_time = pipeline.solar_time
-        self.insolation = getattr(pipeline, "insolation", True)
+        self.insolation = pipeline.insolation
         self.pipeline = inference_network(pipeline, self.device, c.channels_last)
         self.op = HaloOperator(layout, self.device)
         self.batch_size, self.rank, self.world = c.batch_size, c.rank, c.world
