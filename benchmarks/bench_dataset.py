@@ -23,8 +23,8 @@ from benchmarks.harness import Result, interleaved, moto_bucket
 from screamcast.data.crops import plan_crop
 from screamcast.data.dataset import CropDataset
 from screamcast.data.remote import zarr_store
-from screamcast.data.synthetic import write_store
 from screamcast.grid import PhysicsGrid, TileLayout
+from screamcast.sources.synthetic import write_store
 
 PROG, DIAG, STATIC = ["u", "v", "vorticity", "tracer", "temperature"], ["precip"], ["orography"]
 

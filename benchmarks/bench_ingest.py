@@ -29,8 +29,8 @@ import xarray as xr
 import zarr
 
 from benchmarks.harness import Result, interleaved_many, record
-from screamcast.data.synthetic_e3sm import write_history
 from screamcast.ingest import IngestOptions, ingest
+from screamcast.sources.synthetic_e3sm import write_history
 
 VARIABLES = ["T", "U", "V", "Q", "PS", "PRECT"]
 

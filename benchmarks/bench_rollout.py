@@ -23,12 +23,12 @@ import xarray as xr
 from benchmarks.harness import Result
 from screamcast.config import DataConfig, ModelConfig, PipelineConfig, TrainConfig
 from screamcast.data.stats import compute_stats
-from screamcast.data.synthetic import write_store
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
-from screamcast.rollout.nudging import Nudger
+from screamcast.rollout.nudging.relaxation import Relaxation
 from screamcast.rollout.stepper import GlobalStepper, Reassembly, StepperConfig
 from screamcast.rollout.writer import RolloutWriter
+from screamcast.sources.synthetic import write_store
 
 
 def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
@@ -57,7 +57,7 @@ def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
         )
         times = ds.time.values
         nudged = ["u", "v", "temperature"]
-        nudger = Nudger(ref, nudged, d.prognostic, 6.0, times[1] - times[0], grid)
+        nudger = Relaxation(ref, nudged, d.prognostic, 6.0, times[1] - times[0], grid)
         writer = RolloutWriter(tmp / "o.zarr", d.prognostic + d.diagnostic, {}, grid, {}, times)
         writer.create()
         x = torch.as_tensor(ds[d.prognostic].isel(time=0).to_array().values)

@@ -25,8 +25,8 @@ from hydra import compose, initialize_config_dir
 
 from benchmarks.harness import ROOT, Result
 from screamcast.config import register
-from screamcast.data.synthetic import write_store
 from screamcast.model.pipeline import build_pipeline
+from screamcast.sources.synthetic import write_store
 from screamcast.train.loop import train
 from screamcast.train.loss import rollout_loss
 

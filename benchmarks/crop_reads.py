@@ -24,8 +24,8 @@ from benchmarks.harness import save_record
 from screamcast.data.dataset import CropDataset
 from screamcast.data.read_counter import ReadCounter
 from screamcast.data.region_sampler import RegionPlan
-from screamcast.data.synthetic import DIAGNOSTIC, PROGNOSTIC, STATIC, write_store
 from screamcast.grid import PhysicsGrid, TileLayout
+from screamcast.sources.synthetic import DIAGNOSTIC, PROGNOSTIC, STATIC, write_store
 
 
 def measure(

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     import xarray as xr
 
     from screamcast.data.stats import compute_stats
-    from screamcast.data.synthetic import DIAGNOSTIC, PROGNOSTIC, STATIC, write_store
+    from screamcast.sources.synthetic import DIAGNOSTIC, PROGNOSTIC, STATIC, write_store
 
     report = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,7 +5,7 @@
 ``python -m benchmarks.rollout_memory [--n 96] [--steps 10 100] [--record]``: an n=96 analytic
 store, a fixed-weight width-8 checkpoint, then one rollout per step count, each in its own
 process, which reports its peak RSS. Memory should be flat in the steps: the output is
-streamed and the skill is scored one step at a time (screamcast/evaluate.py).
+streamed and the skill is scored one step at a time (screamcast/evaluation/).
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from benchmarks.harness import save_record
 
 RUN = """
 import resource, sys
-from screamcast.rollout.run import RolloutOptions, run_rollout
-run_rollout(RolloutOptions(checkpoint=sys.argv[1], data=sys.argv[2], output=sys.argv[3],
-                           steps=int(sys.argv[4]), progress=False))
+from screamcast.config.inference import InferenceConfig
+from screamcast.evaluation.rollout_scores import scored_rollout
+scored_rollout(InferenceConfig.from_keys({"checkpoint.path": sys.argv[1],
+    "initial_condition.data": sys.argv[2], "output.path": sys.argv[3],
+    "output.steps": int(sys.argv[4]), "output.progress": False}))
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
@@ -36,8 +38,8 @@ def make_inputs(work: Path, n: int, steps: int) -> tuple[Path, Path]:
     from screamcast import checkpoint_io as cio
     from screamcast.config import DataConfig, ModelConfig, TrainConfig
     from screamcast.data.stats import compute_stats
-    from screamcast.data.synthetic import write_store
     from screamcast.model.pipeline import build_pipeline
+    from screamcast.sources.synthetic import write_store
     from screamcast.train.loop import make_checkpoint
 
     store = write_store(work / "ic.zarr", n, days=steps / 24, step_hours=1)

@@ -159,8 +159,27 @@ MIGRATIONS: dict[int, Callable[[dict], dict]] = {
 }
 
 
+# Model settings added after checkpoints existed, and what a checkpoint without them was
+# trained with: filled in here, the one place old checkpoints are handled (not by the model).
+ARCHITECTURE_DEFAULTS = {
+    "data": {"solar_time": False, "grid_metric": False, "insolation": True},
+    "model": {"upsample": "nearest"},
+}
+
+
+def _architecture_defaults(raw: dict) -> dict:
+    config = raw.get("description", {}).get("config")
+    if isinstance(config, dict):
+        for section, defaults in ARCHITECTURE_DEFAULTS.items():
+            if isinstance(config.get(section), dict):
+                for key, value in defaults.items():
+                    config[section].setdefault(key, value)
+    return raw
+
+
 def migrate(raw: dict, source: str = "checkpoint") -> dict:
-    """``raw`` (as loaded) brought to :data:`FORMAT_VERSION`, one migration at a time."""
+    """``raw`` (as loaded) brought to :data:`FORMAT_VERSION`, one migration at a time, with
+    the settings it predates filled in (:data:`ARCHITECTURE_DEFAULTS`)."""
     version = int(raw.get("format_version", 0))
     if version > FORMAT_VERSION:
         raise IncompatibleCheckpointError(
@@ -171,7 +190,7 @@ def migrate(raw: dict, source: str = "checkpoint") -> dict:
     while version < FORMAT_VERSION:
         raw = MIGRATIONS[version](raw)
         version = raw["format_version"]
-    return raw
+    return _architecture_defaults(raw)
 
 
 def load(path: str | os.PathLike, map_location: Any = "cpu") -> dict:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from screamcast.config.choices import WINDOWS
 from screamcast.grid.tiling import TileLayout
 
 _ACCUMULATE = {torch.bfloat16: torch.float32, torch.float16: torch.float32}
-WINDOWS = ("uniform", "linear", "cosine")
 
 
 def tile_window(kind: str, tile: int, halo: int) -> np.ndarray:

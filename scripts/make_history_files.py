@@ -3,7 +3,7 @@
 """Synthetic E3SM history files to try the ingestion on (docs/data.md, "From a SCREAM run").
 
 ``python scripts/make_history_files.py DIR [--layout eam|eamxx] [--files 12] [--ne 8]``: the
-analytic flows of screamcast.data.synthetic as EAM (CDF5, ``(time, lev, ncol)``) or EAMxx
+analytic flows of screamcast.sources.synthetic as EAM (CDF5, ``(time, lev, ncol)``) or EAMxx
 (netCDF-4, ``(time, ncol, lev)``, ``horiz_winds``) history files, ``noleap`` times across
 Feb 28 -> Mar 1, columns in E3SM's order, hybrid coefficients and surface pressure.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from screamcast.data.synthetic_e3sm import write_history
+from screamcast.sources.synthetic_e3sm import write_history
 
 
 def main(argv: list[str] | None = None) -> None:

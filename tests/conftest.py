@@ -25,7 +25,7 @@ TINY = dict(n=16, days=2.0, step_hours=3.0, chunk=8)
 @pytest.fixture(scope="session")
 def tiny_store(tmp_path_factory):
     """n=16, 2 days every 3 h (17 times), chunks of 8x8 (4 per face)."""
-    from screamcast.data.synthetic import write_store
+    from screamcast.sources.synthetic import write_store
 
     return write_store(tmp_path_factory.mktemp("stores") / "tiny.zarr", **TINY)
 
@@ -39,7 +39,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def small_store(tmp_path_factory):
     """n=8, 5 times, one chunk per face: small enough to upload to moto in a second or two."""
-    from screamcast.data.synthetic import write_store
+    from screamcast.sources.synthetic import write_store
 
     return write_store(tmp_path_factory.mktemp("stores") / "small.zarr", 8, days=0.5, step_hours=3)
 
@@ -101,7 +101,7 @@ def flaky_s3(s3):
 @pytest.fixture(scope="session")
 def tiny_reference(tmp_path_factory):
     """The tiny store's truth block-averaged to n=4, every 6 h: a coarse nudging reference."""
-    from screamcast.data.synthetic import write_store
+    from screamcast.sources.synthetic import write_store
 
     path = tmp_path_factory.mktemp("stores") / "tiny_ref.zarr"  # stacked, as the demo's is
     return write_store(path, 4, days=2.0, step_hours=6.0, coarsen=4, layout="stacked")
@@ -110,7 +110,7 @@ def tiny_reference(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny_latlon_reference(tmp_path_factory):
     """The tiny store's truth on a 15 degree lat-lon grid every 6 h (coarser than its cube)."""
-    from screamcast.data.synthetic import write_latlon_reference
+    from screamcast.sources.synthetic import write_latlon_reference
 
     path = tmp_path_factory.mktemp("stores") / "tiny_latlon_ref.zarr"
     return write_latlon_reference(path, nlat=12, days=2.0, step_hours=6.0)

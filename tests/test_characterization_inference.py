@@ -37,7 +37,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import yaml
 from omegaconf import OmegaConf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,12 +49,12 @@ ULPS = 4  # tolerance in float32 spacings at each field's largest magnitude
 VARIANTS = {c.stem: (c, {}) for c in CONFIGS}
 VARIANTS["finetuned_cross_face_adjoint"] = (
     ROOT / "configs" / "production" / "finetuned_intra_adjoint.yaml",
-    {"halo_adjoint_cross_face": True},
+    {"stepper.halo_adjoint_cross_face": True},
 )
 
 
 def make_inputs(tmp: Path) -> tuple[Path, Path]:
-    from screamcast.data.synthetic import write_store
+    from screamcast.sources.synthetic import write_store
 
     store = write_store(tmp / "ic.zarr", 64, days=0.25, step_hours=1)
     ref = write_store(tmp / "ref.zarr", 16, days=0.25, step_hours=6, coarsen=4)
@@ -101,31 +100,19 @@ def make_checkpoint(config: dict, store: Path, path: Path) -> Path:
 
 def run_config(name: str, tmp: Path) -> dict[str, np.ndarray]:
     """The variant's outputs (steps 1..3) and its initial condition (``ic_<var>``)."""
-    from screamcast.rollout.run import RolloutOptions, run_rollout
-    from screamcast.rollout.stepper import Reassembly
+    from screamcast.config.inference import InferenceConfig
+    from screamcast.rollout.run import run_rollout
 
     config_path, changes = VARIANTS[name]
-    config = yaml.safe_load(config_path.read_text())
+    config, _ = InferenceConfig.load(config_path, [f"{k}={v}" for k, v in changes.items()])
     store, ref = make_inputs(tmp)
-    ckpt = make_checkpoint(config, store, tmp / "ckpt.pth")
-    r = config["rollout"] | changes
-    nudged = "nudge_vars" in r
+    ckpt = make_checkpoint(config.checkpoint.expected(), store, tmp / "ckpt.pth")
     out = tmp / "out.zarr"
-    run_rollout(
-        RolloutOptions(
-            checkpoint=str(ckpt),
-            data=str(store),
-            output=str(out),
-            steps=3,
-            reference=str(ref) if nudged else None,
-            reassembly=Reassembly.from_flags(r["halo_adjoint"], r["halo_adjoint_cross_face"]),
-            halo_adjoint_window=r.get("halo_adjoint_window", "uniform"),
-            nudge_tau_hours=r.get("nudge_tau_hours", 6.0),
-            nudge_vars=r.get("nudge_vars", []),
-            batch_size=r["batch_size"],
-            progress=False,
-        )
-    )
+    config.checkpoint.path, config.initial_condition.data = str(ckpt), str(store)
+    config.output.path, config.output.steps, config.output.progress = str(out), 3, False
+    if config.nudging.variables:
+        config.nudging.reference = str(ref)
+    run_rollout(config)
     import xarray as xr
 
     ds = xr.open_zarr(out, consolidated=False, chunks=None)

@@ -12,10 +12,10 @@ import pytest
 import xarray as xr
 
 from screamcast import checkpoint_format as fmt
-from screamcast.data import synthetic_e3sm as e3sm
 from screamcast.data.calendar import DECODER
 from screamcast.data.store import StoreError, open_store
 from screamcast.grid import PhysicsGrid
+from screamcast.sources import synthetic_e3sm as e3sm
 from screamcast.train.loop import train
 from tests.rollout.test_run_nudged import args, cli
 from tests.train.test_loop import config

@@ -45,34 +45,34 @@ def emulator(
     reference: Path | None = None,
 ) -> dict:
     """A rollout (nudged when a reference is given) scored against the test store."""
-    from screamcast.rollout.run import RolloutOptions, run_rollout
-    from screamcast.rollout.stepper import Reassembly
+    from screamcast.config.inference import InferenceConfig
+    from screamcast.evaluation.rollout_scores import scored_rollout
 
     if output.exists():
         import shutil
 
         shutil.rmtree(output)
-    summary = run_rollout(
-        RolloutOptions(
-            checkpoint=str(checkpoint),
-            data=str(test),
-            output=str(output),
-            start=start.strftime("%Y-%m-%dT%H:%M"),
-            steps=steps,
-            reassembly=Reassembly.INTRA_FACE,
-            reference=str(reference) if reference else None,
-            nudge_vars=["U", "V", "T"] if reference else [],
-            nudge_tau_hours=6.0,
-            climatology=str(clim),
-            progress=False,
-        )
+    config = InferenceConfig.from_keys(
+        {
+            "checkpoint.path": str(checkpoint),
+            "initial_condition.data": str(test),
+            "initial_condition.start": start.strftime("%Y-%m-%dT%H:%M"),
+            "output.path": str(output),
+            "output.steps": steps,
+            "output.progress": False,
+            "stepper.halo_adjoint": True,  # intra-face
+            "nudging.reference": str(reference) if reference else None,
+            "nudging.variables": ["U", "V", "T"] if reference else [],
+            "nudging.tau_hours": 6.0,
+            "scoring.climatology": str(clim),
+        }
     )
-    return summary["metrics"]
+    return scored_rollout(config)[1]
 
 
 def scored(output: Path, test: Path, clim: Path, report: Path) -> dict:
     """Any forecast store (the T21 dycore's) scored exactly as the emulator's."""
-    from screamcast.evaluate import evaluate
+    from screamcast.evaluation.evaluate import evaluate
 
     return evaluate(str(output), str(test), report, climatology=str(clim), figures=False)
 
@@ -81,8 +81,8 @@ def reference_scores(reference: Path, test: xr.Dataset, times, variables: list[s
     """RMSE of the ne4pg2 reference, taken to the model's cells by the nudging's Catmull-Rom
     bicubic within each face, against the truth at ``times``."""
     from screamcast.data.channels import with_channels
-    from screamcast.metrics import area_weighted_rmse
-    from screamcast.rollout.nudging import cubic_weights
+    from screamcast.evaluation.metrics import area_weighted_rmse
+    from screamcast.rollout.nudging.increment import cubic_weights
 
     ref = unstack(xr.open_zarr(reference, chunks=None, decode_times=DECODER))
     ref = with_channels(ref, variables)

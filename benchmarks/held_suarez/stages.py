@@ -98,8 +98,8 @@ def _spectra(spectra: dict, out: dict, test: xr.Dataset, time) -> None:
     v's power per degree: the spectrum of the velocity components, not of the rotational and
     divergent parts)."""
     from screamcast.data.channels import with_channels
+    from screamcast.evaluation.spectra import CubeSpectrum
     from screamcast.grid.physics import PhysicsGrid
-    from screamcast.spectra import CubeSpectrum
 
     grid = PhysicsGrid.from_name(test.attrs["grid"])
     spec = CubeSpectrum(grid)
@@ -126,8 +126,8 @@ DEPART_KELVIN = 5.0  # a rollout whose global-mean T moved this far has left the
 def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
     """A free rollout of ``days`` from the first test time with a state, its zonal climate
     against the training year's, its cost."""
-    from screamcast.rollout.run import RolloutOptions, run_rollout
-    from screamcast.rollout.stepper import Reassembly
+    from screamcast.config.inference import InferenceConfig
+    from screamcast.rollout.run import run_rollout
 
     cache = work / "climate.json"
     if cache.exists():
@@ -142,14 +142,16 @@ def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
     from screamcast.rollout.plan import RolloutError
 
     start = test["time"].values[3].strftime("%Y-%m-%dT%H:%M")
-    options = RolloutOptions(
-        checkpoint=str(checkpoint),
-        data=str(paths["test"]),
-        output=str(output),
-        start=start,
-        steps=steps,
-        reassembly=Reassembly.INTRA_FACE,
-        progress=False,
+    options = InferenceConfig.from_keys(
+        {
+            "checkpoint.path": str(checkpoint),
+            "initial_condition.data": str(paths["test"]),
+            "initial_condition.start": start,
+            "output.path": str(output),
+            "output.steps": steps,
+            "output.progress": False,
+            "stepper.halo_adjoint": True,  # intra-face
+        }
     )
     t0, stopped = time.perf_counter(), ""
     try:

@@ -35,7 +35,13 @@ T = TypeVar("T")
 
 
 class StoreError(ValueError):
-    """A store is missing, unreachable or not what the configuration expects."""
+    """A store that cannot be read as asked. ``option``: the setting that would accept it
+    (e.g. ``assume_grid``), which the message ends by naming; ``bare``: the message without
+    it, for a caller that names that setting its own way (a command line's flag)."""
+
+    def __init__(self, message: str, option: str | None = None):
+        self.bare, self.option = message, option
+        super().__init__(f"{message} ({option})" if option else message)
 
 
 def _is_s3(url: str) -> bool:

@@ -239,7 +239,8 @@ def _check_grid(ds: xr.Dataset, name: str, grid: PhysicsGrid, assume_grid: bool)
         raise StoreError(
             f"store {name} has no 'lat' and 'lon' coordinates (face, y, x), so its grid and "
             "face order cannot be checked: add them, or declare that it is on the configured "
-            "grid (assume_grid)"
+            "grid",
+            option="assume_grid",
         )
     lat, lon = ds["lat"].values, ds["lon"].values
     worst, dist = worst_distance(grid.xyz, lat, lon)

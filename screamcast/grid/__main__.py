@@ -1,59 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""``python -m screamcast.grid``: build a grid and its tiles, and report geometry checks.
+"""``python -m screamcast.grid``: :mod:`screamcast.cli.grid`."""
 
-What the package can show before a model exists: the geometry checks and the measured halo
-interpolation error for a chosen face size, tile and halo (numpy only, like the rest of
-``screamcast.grid``; the torch operator's identities are tested in tests/test_halo.py).
-"""
+from screamcast.cli.grid import main
 
-from __future__ import annotations
-
-import argparse
-import time
-
-import numpy as np
-
-from screamcast.grid import PhysicsGrid, TileLayout
-
-
-def smooth_field(xyz: np.ndarray) -> np.ndarray:
-    x, y, z = xyz[..., 0], xyz[..., 1], xyz[..., 2]
-    return x + 2 * y * z + 0.5 * (3 * z**2 - 1)
-
-
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--grid", default="ne24pg2", help="E3SM physics grid (default ne24pg2)")
-    p.add_argument("--tile", type=int, default=16)
-    p.add_argument("--halo", type=int, default=8)
-    p.add_argument("--k", type=int, default=2, help="neighbours for cross-face halo pixels")
-    args = p.parse_args(argv)
-
-    t0 = time.perf_counter()
-    grid = PhysicsGrid.from_name(args.grid)
-    layout = TileLayout(grid, args.tile, args.halo, k=args.k)
-    idx, w = layout.tile_sources()  # (k, n_tiles * S * S) each
-    built = time.perf_counter() - t0
-    f = smooth_field(grid.xyz).reshape(-1)  # (6 n n,)
-    S = layout.size
-    tiles = (f[idx] * w).sum(axis=0).reshape(layout.n_tiles, S, S)  # G f, explicitly
-    cross = layout.cross_face_mask()  # (n_tiles, S, S)
-    o = layout.tile_origins()
-    s = np.arange(layout.size) - layout.halo
-    ys = o[:, 1, None, None] + s[None, :, None]  # (n_tiles, S, 1)
-    xs = o[:, 2, None, None] + s[None, None, :]  # (n_tiles, 1, S)
-    exact = smooth_field(grid.extended_xyz(o[:, 0, None, None], xs, ys))  # (n_tiles, S, S)
-    err = np.abs(tiles - exact)
-    print(f"{grid!r}: {6 * grid.n**2} cells, cell width {grid.cell_width():.4g} rad")
-    print(f"  sum of cell areas - 4 pi        = {grid.area.sum() - 4 * np.pi:.2e}")
-    print(f"{layout!r}: {layout.n_tiles} tiles of {layout.size}^2, built in {built:.2f} s")
-    print(f"  halo error inside faces         = {err[~cross].max():.2e} (exact copy)")
-    outside_x, outside_y = (xs < 0) | (xs >= grid.n), (ys < 0) | (ys >= grid.n)
-    corner = np.broadcast_to(outside_x & outside_y, cross.shape)  # past a cube corner
-    print(f"  halo error along face edges     = {err[cross & ~corner].max():.2e} (KNN, k={args.k})")
-    print(f"  halo error past cube corners    = {err[corner].max():.2e} (KNN, k={args.k})")
-
-
-if __name__ == "__main__":
-    main()
+main()

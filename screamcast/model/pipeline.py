@@ -5,8 +5,9 @@
 The statistics live in buffers, so a checkpoint's ``state_dict`` carries them and the model
 normalises the way it was trained on any store. Prognostic variables are predicted as a
 residual scaled by the std of one-step changes; diagnostic ones as a normalised field.
-``do_precip_relu=False`` (recommended): precipitation is left unclipped in training (a ReLU
-there can leave a head stuck below zero with no gradient) and clipped at zero at inference.
+``do_precip_relu=False`` (recommended): bounded outputs (precipitation,
+:mod:`screamcast.model.constraints`) are left unclipped in training (a ReLU there can leave a
+head stuck below zero with no gradient) and clipped at inference.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from torch import nn
 
 from screamcast.data.forcing import position_channels
 from screamcast.data.stats import Stats
+from screamcast.model import constraints
 
 
 def forcing_channels(solar_time: bool, insolation: bool = True) -> int:
@@ -52,7 +54,7 @@ class Pipeline(nn.Module):
         )
         self.do_precip_relu = do_precip_relu
         outputs = self.prognostic + self.diagnostic
-        self.precip = outputs.index(precip_name) if precip_name in outputs else None
+        self.bounded = constraints.bounded_outputs(outputs, precip_name)  # [(index, bounds)]
 
         def column(values):  # (1, V, 1, 1) for broadcasting over (B, V, S, S)
             return torch.tensor(values, dtype=torch.float32).view(1, -1, 1, 1)
@@ -89,24 +91,14 @@ class Pipeline(nn.Module):
         prog = state + out[:, :C] * self.diff_std
         diag = self.mean[:, C:] + out[:, C:] * self.std[:, C:]
         y = torch.cat([prog, diag], dim=1)
-        if self.do_precip_relu and self.precip is not None:
-            y = torch.cat(
-                [
-                    y[:, : self.precip],
-                    torch.relu(y[:, self.precip : self.precip + 1]),
-                    y[:, self.precip + 1 :],
-                ],
-                dim=1,
-            )
+        if self.do_precip_relu:
+            y = constraints.relu(y, self.bounded)
         return y
 
     @torch.no_grad()
     def predict(self, state, forcing, static) -> torch.Tensor:
-        """Inference: :meth:`forward`, precipitation clipped at zero."""
-        y = self.forward(state, forcing, static)
-        if self.precip is not None:
-            y[:, self.precip].clamp_(min=0.0)
-        return y
+        """Inference: :meth:`forward`, bounded outputs clipped (precipitation at zero)."""
+        return constraints.clamp_(self.forward(state, forcing, static), self.bounded)
 
 
 def input_channels(
@@ -126,17 +118,16 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
     checkpoint's config) describes."""
     from screamcast.model.unet import UNet
 
-    d, m = cfg.data, cfg.model
-    solar_time = bool(getattr(d, "solar_time", False))  # absent from older checkpoints' configs
-    grid_metric = bool(getattr(d, "grid_metric", False))  # likewise
-    insolation = bool(getattr(d, "insolation", True))  # likewise (always given before)
+    d, m = cfg.data, cfg.model  # an old checkpoint's: migrated (checkpoint_format)
+    solar_time, grid_metric = bool(d.solar_time), bool(d.grid_metric)
+    insolation = bool(d.insolation)
     net = UNet(
         input_channels(len(d.prognostic), len(d.static), solar_time, grid_metric, insolation),
         len(d.prognostic) + len(d.diagnostic),
         m.width,
         m.levels,
         m.blocks,
-        getattr(m, "upsample", "nearest"),  # absent from older checkpoints' configs
+        m.upsample,
     )
     return Pipeline(
         net,

@@ -12,7 +12,7 @@ Rules (docs/rollout.md, "The output"):
   once its first step is on disk, so a run killed while creating it leaves nothing to clean up;
 - a replacement is written whole in the staging directory and swapped in at the end: a run
   that fails or is killed leaves the old output untouched;
-- a resumed output must have been made with the same settings (``RESUME_KEYS``).
+- a resumed output must have been made with the same settings (the plan's resume keys).
 """
 
 from __future__ import annotations
@@ -22,30 +22,12 @@ import os
 import shutil
 from pathlib import Path
 
+from screamcast.config.strict import ConfigError
+
 TITLE = "screamcast nudged rollout"
-# Output attrs that must match for a resume to continue the same rollout.
-RESUME_KEYS = (
-    "checkpoint_sha256",
-    "initial_condition",
-    "start",
-    "time_step_minutes",
-    "steps",
-    "halo_adjoint",
-    "halo_adjoint_cross_face",
-    "halo_adjoint_window",
-    "nudging",
-    "reference",
-    "nudge_vars",
-    "nudge_tau_hours",
-    "nudge_projection",
-    "nudge_time",
-    "nudge_coverage",
-    "precision",
-    "memory_format",
-)
 
 
-class OutputError(ValueError):
+class OutputError(ConfigError):
     """The output location or its current content does not allow the requested run."""
 
 
@@ -114,7 +96,11 @@ def is_rollout_output(path: Path) -> bool:
 def check_existing(path: Path, resume: bool, overwrite: bool) -> str:
     """What to do with the output path: ``create``, ``resume`` or ``replace``."""
     if resume and overwrite:
-        raise OutputError("resume and overwrite exclude each other: choose one")
+        raise OutputError(
+            "{output.resume} and {output.overwrite} exclude each other: choose one",
+            "output.resume",
+            "output.overwrite",
+        )
     if not path.exists() and not path.is_symlink():
         if resume:
             raise OutputError(f"cannot resume: output {path} does not exist")
@@ -129,13 +115,17 @@ def check_existing(path: Path, resume: bool, overwrite: bool) -> str:
     if overwrite:
         return "replace"
     raise OutputError(
-        f"output {path} already exists: resume it to continue, overwrite it to replace it "
-        "(the old output is kept until the new one is complete)"
+        f"output {path} already exists: set {{output.resume}} to continue it or "
+        "{output.overwrite} to replace it (the old output is kept until the new one is "
+        "complete)",
+        "output.resume",
+        "output.overwrite",
     )
 
 
-def check_resume_settings(path: Path, attrs: dict) -> None:
-    """Refuse to resume ``path`` with settings that differ from the ones that made it."""
+def check_resume_settings(path: Path, attrs: dict, keys: tuple[str, ...]) -> None:
+    """Refuse to resume ``path`` with settings that differ from the ones that made it: the
+    attrs ``keys`` (the plan's one list of them) must match."""
     have = read_attrs(path) or {}
     if int(have.get("complete_steps", 0)) < 1:
         raise OutputError(f"cannot resume {path}: it holds no complete step")
@@ -146,27 +136,29 @@ def check_resume_settings(path: Path, attrs: dict) -> None:
         have["nudge_time"] = "linear"
     diff = [
         f"{k}: output has {have[k]!r}, this run {attrs.get(k)!r}"
-        for k in RESUME_KEYS
+        for k in keys
         if k in have and have[k] != attrs.get(k)
     ]
     if diff:
         old = str(have.get("nudge_projection", ""))
         if old.startswith("block mean") and "increment" not in old:  # made before the option
-            diff.append("an output nudged before --nudge-increment resumes with it set to block")
+            diff.append("an output nudged before {nudging.increment} resumes with it set to block")
         elif "increment bilinear" in old and old != attrs.get("nudge_projection"):
             diff.append(
                 "an output nudged before bicubic became the default resumes with "
-                "--nudge-increment bilinear"
+                "{nudging.increment} bilinear"
             )
         if have.get("nudge_time") == "linear" != attrs.get("nudge_time"):
             diff.append(
                 "an output nudged before cubic time interpolation became the default resumes "
-                "with --nudge-time linear"
+                "with {nudging.time} linear"
             )
         raise OutputError(
             f"cannot resume {path} with other settings than the ones that made it ("
             + "; ".join(diff)
-            + "): rerun with the same settings, or write a new output"
+            + "): rerun with the same settings, or write a new output",
+            "nudging.increment",
+            "nudging.time",
         )
 
 

@@ -22,10 +22,11 @@ from omegaconf import DictConfig, OmegaConf
 from screamcast import __version__
 from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
+from screamcast.config.inference import InferenceConfig, recorded, resume_attrs
+from screamcast.config.strict import ConfigError
 from screamcast.data.calendar import (
     CalendarError,
     calendar_of,
-    in_model_calendar,
     parse,
     seconds,
 )
@@ -37,63 +38,51 @@ from screamcast.data.channels import (
     split,
     with_channels,
 )
+from screamcast.data.climatology import cube_climatology
 from screamcast.data.compatible import (
     IncompatibleStoreError,
     channel_levels,
     check_levels,
     matched_store,
 )
-from screamcast.data.store import dataset_grid, describe_non_finite, open_store, time_step
+from screamcast.data.store import (
+    StoreError,
+    dataset_grid,
+    describe_non_finite,
+    open_store,
+    time_step,
+)
 from screamcast.grid import PhysicsGrid
-from screamcast.halo import WINDOWS
 from screamcast.rollout import output as out
-from screamcast.rollout.nudging import Nudger
+from screamcast.rollout.nudging import Corrector, CorrectorContext, build_corrector, open_reference
 from screamcast.rollout.stepper import Reassembly, resolve_precision
 
+# attrs the plan derives (not settings as given) that a resume must match; with the config's
+# (screamcast.config.inference.resume_attrs) and the corrector's, the one list of them
+DERIVED_RESUME_ATTRS = (
+    "checkpoint_sha256",
+    "start",
+    "time_step_minutes",
+    "halo_adjoint",
+    "halo_adjoint_cross_face",
+    "halo_adjoint_window",
+    "nudging",
+    "nudge_method",
+    "precision",
+    "memory_format",
+)
 
-class RolloutError(ValueError):
-    """Bad input to a rollout, found before any step ran (or a state that turned non-finite)."""
 
-
-@dataclass
-class RolloutOptions:
-    checkpoint: str
-    data: str
-    output: str
-    start: str | None = None
-    steps: int = 24
-    reference: str | None = None
-    reassembly: Reassembly = Reassembly.CROP
-    # the overlap-add's tile window (with the halo adjoint; the crop has none): cosine beat
-    # uniform at every lead of the demo's rollouts (docs/halo-adjoint-cross-face.md)
-    halo_adjoint_window: str = "cosine"
-    nudge_tau_hours: float = 6.0
-    # a coarser reference's increment on the model's cells: bicubic (Catmull-Rom), bilinear,
-    # or one value per block (screamcast/rollout/nudging.py, docs/rollout.md)
-    nudge_increment: str = "bicubic"
-    nudge_time: str = "cubic"
-    nudge_vars: list[str] = field(default_factory=list)
-    device: str = "cpu"
-    batch_size: int = 16
-    resume: bool = False
-    overwrite: bool = False
-    storage_options: dict = field(default_factory=dict)
-    progress: bool = True
-    precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
-    channels_last: bool = True  # the network's convolutions in NHWC (see GlobalStepper)
-    partial_reference: str = "nudge"  # a regional reference: nudge inside it, or "refuse"
-    # what the checkpoint must be, e.g. a production config's {"model": {...}, "grid": {...}}
-    expect: dict | None = None
-    expect_source: str = "the expected settings"
-    assume_grid: bool = False  # accept stores without lat/lon as on the checkpoint's grid
-    climatology: str | None = None  # a store whose time mean the anomaly correlation uses
+class RolloutError(ConfigError):
+    """Bad input to a rollout, found before any step ran (or a state that turned non-finite).
+    ``{section.key}`` placeholders name the settings concerned (:class:`ConfigError`)."""
 
 
 @dataclass
 class RolloutPlan:
     """Everything the execution needs, all of it checked."""
 
-    options: RolloutOptions
+    config: InferenceConfig
     checkpoint: fmt.InferenceCheckpoint
     cfg: DictConfig
     prog: list[str]
@@ -103,8 +92,9 @@ class RolloutPlan:
     grid: PhysicsGrid
     out_times: np.ndarray  # (steps + 1,) cftime, in the initial condition's calendar
     dt: datetime.timedelta
-    nudger: Nudger | None
+    corrector: Corrector | None
     attrs: dict
+    resume_keys: tuple[str, ...]
     var_attrs: dict
     output: Path
     action: str  # create | resume | replace
@@ -126,8 +116,9 @@ def _start_index(times: np.ndarray, start: str | None, data: str) -> int:
     if hit.size == 0:
         step = f", step {seconds(times[1] - times[0]) / 60:g} min" if len(times) > 1 else ""
         raise RolloutError(
-            f"start {start} is not a time of {data} ({times[0]} to {times[-1]}{step}, "
-            f"{calendar} calendar)"
+            f"{{initial_condition.start}} {start} is not a time of {data} ({times[0]} to "
+            f"{times[-1]}{step}, {calendar} calendar)",
+            "initial_condition.start",
         )
     return int(hit[0])
 
@@ -140,187 +131,183 @@ def check_finite(fields: np.ndarray, names: list[str], where: str) -> None:
         raise RolloutError(message)
 
 
-def _load_checkpoint(o: RolloutOptions) -> fmt.InferenceCheckpoint:
-    """The checkpoint, read once (weights, description and sha256), checked against
-    ``o.expect``."""
-    if not Path(o.checkpoint).exists():
-        raise RolloutError(f"checkpoint {o.checkpoint} does not exist")
+def _load_checkpoint(c: InferenceConfig, source: str) -> fmt.InferenceCheckpoint:
+    """The checkpoint, read once (weights, description and sha256), checked against what the
+    config requires of it (``source``: where that came from, for messages)."""
+    path = c.checkpoint.path
+    if not Path(path).exists():
+        raise RolloutError(f"checkpoint {path} does not exist")
     try:
-        ckpt = fmt.load_for_inference(o.checkpoint)
+        ckpt = fmt.load_for_inference(path)
     except cio.CorruptCheckpointError as err:
-        raise RolloutError(f"checkpoint is not usable: {err}") from None
-    if o.expect:
-        ckpt.description.check(o.expect, o.checkpoint, o.expect_source)
+        raise RolloutError(f"{{checkpoint.path}} is not usable: {err}", "checkpoint.path") from None
+    expected = c.checkpoint.expected()
+    if expected:
+        ckpt.description.check(expected, path, source)
     return ckpt
 
 
-def _check_options(o: RolloutOptions) -> None:
-    if not isinstance(o.reassembly, Reassembly):
-        raise RolloutError(f"reassembly must be a Reassembly, got {o.reassembly!r}")
-    if o.halo_adjoint_window not in WINDOWS:
-        choices = ", ".join(WINDOWS)
-        raise RolloutError(
-            f"halo_adjoint_window must be one of {choices}, got {o.halo_adjoint_window!r}"
-        )
-
-    if o.steps < 1:
-        raise RolloutError(f"steps must be >= 1, got {o.steps}")
-    if o.batch_size < 1:
-        raise RolloutError(f"batch_size (tiles per forward pass) must be >= 1, got {o.batch_size}")
-    if not o.nudge_tau_hours > 0:
-        raise RolloutError(f"nudge_tau_hours must be positive, got {o.nudge_tau_hours}")
-
-
-def _nudger(o: RolloutOptions, prog: list[str], dt, ds, out_times, var_attrs) -> Nudger | None:
-    if not o.reference:
-        if o.nudge_vars:
-            raise RolloutError("nudge_vars need a reference to nudge toward")
+def _corrector(c: InferenceConfig, prog: list[str], dt, ds, out_times) -> Corrector | None:
+    """The nudging's corrector, its reference opened, matched and read at the first time."""
+    n = c.nudging
+    if not n.reference:
         return None
     defaults = [v for v in prog if v in ("u", "v", "temperature")]
+    where = f"{{nudging.variables}} ({c.initial_condition.data})"
     try:  # a 3-D variable stands for all its channels, T_mid[10:] for those from level 10 on
-        nudge_vars = expand(ds, o.nudge_vars, where=f"nudge_vars ({o.data})") or defaults
+        variables = expand(ds, n.variables, where=where) or defaults
     except ChannelError as err:
-        raise RolloutError(str(err)) from None
-    unknown = [v for v in nudge_vars if v not in prog]
+        raise RolloutError(str(err), "nudging.variables") from None
+    unknown = [v for v in variables if v not in prog]
     if unknown:
         raise RolloutError(
-            f"nudge_vars: {unknown} not prognostic variables of the checkpoint ({', '.join(prog)})"
+            f"{{nudging.variables}}: {unknown} not prognostic variables of the checkpoint "
+            f"({', '.join(prog)})",
+            "nudging.variables",
         )
-    ref = open_reference(
-        o.reference, nudge_vars, calendar_of(out_times), o.storage_options, o.assume_grid
+    stores = c.stores
+    ref = _keyed_store_errors(
+        lambda: open_reference(
+            n.reference,
+            variables,
+            calendar_of(out_times),
+            stores.storage_options,
+            stores.assume_grid,
+        )
     )
     try:
-        ref = matched_store(ds, ref, nudge_vars, f"reference {o.reference}")
+        ref = matched_store(ds, ref, variables, f"reference {n.reference}")
     except IncompatibleStoreError as err:
         raise RolloutError(str(err)) from None
-    nudger = Nudger(
-        ref,
-        nudge_vars,
-        prog,
-        o.nudge_tau_hours,
-        dt,
-        dataset_grid(ds),
-        name=o.reference,
-        partial=o.partial_reference,
-        increment=o.nudge_increment,
-        time_interpolation=o.nudge_time,
-    )
-    nudger.check_covers(out_times[1], out_times[-1])
-    nudger.target(out_times[1])  # the first values it needs: read and checked before any step
-    return nudger
-
-
-def open_reference(
-    url: str, variables: list[str], calendar: str, storage_options=None, assume_grid=False
-) -> xr.Dataset:
-    """A nudging reference (cube or regular lat-lon) with ``variables``, its times in the
-    model's ``calendar`` (matched date for date)."""
-    ref = open_store(
-        url, storage_options, variables, (), None, latlon=True, assume_grid=assume_grid
-    )
+    context = CorrectorContext(ref, n.reference, variables, prog, dt, dataset_grid(ds))
+    corrector = build_corrector(n, context)
     try:
-        return in_model_calendar(ref, calendar, url)
-    except CalendarError as err:
-        raise RolloutError(str(err)) from None
+        corrector.prepare(out_times[1], out_times[-1])
+    except BaseException:
+        corrector.close()
+        raise
+    return corrector
 
 
-def _attrs(o: RolloutOptions, desc, sha256: str, out_times, dt, nudger: Nudger | None) -> dict:
+def _keyed_store_errors(open_):
+    """``open_()``, a store's error about a missing grid naming the config key that
+    accepts one (``stores.assume_grid``)."""
+    try:
+        return open_()
+    except StoreError as err:
+        if getattr(err, "option", None) == "assume_grid":
+            raise RolloutError(
+                f"{err.bare} ({{stores.assume_grid}})", "stores.assume_grid"
+            ) from None
+        raise
+
+
+def _attrs(c: InferenceConfig, desc, sha256: str, out_times, dt, corrector) -> dict:
+    s = c.stepper
+    reassembly = Reassembly.from_flags(s.halo_adjoint, s.halo_adjoint_cross_face)
+    given = recorded(c)  # checkpoint, initial_condition, steps, reference
     attrs = {
         "title": out.TITLE,
         "screamcast_version": __version__,
-        "checkpoint": str(o.checkpoint),
+        "checkpoint": given["checkpoint"],
         "checkpoint_sha256": sha256,
-        "initial_condition": str(o.data),
+        "initial_condition": given["initial_condition"],
         "start": str(out_times[0]),
-        "steps": int(o.steps),
+        "steps": int(given["steps"]),
         "time_step_minutes": seconds(dt) / 60.0,
         "calendar": calendar_of(out_times),
-        "reassembly": o.reassembly.value,
+        "reassembly": reassembly.value,
         "tile": int(desc.grid.tile),
         "halo": int(desc.grid.halo),
-        "halo_adjoint": int(o.reassembly.halo_adjoint),
-        "halo_adjoint_cross_face": int(o.reassembly.cross_face),
-        "halo_adjoint_window": o.halo_adjoint_window if o.reassembly.halo_adjoint else "none",
-        "precision": resolve_precision(o.precision, o.device),
-        "memory_format": "channels_last" if o.channels_last else "contiguous",
-        "nudging": int(nudger is not None),
-        "reference": str(o.reference or ""),
+        "halo_adjoint": int(reassembly.halo_adjoint),
+        "halo_adjoint_cross_face": int(reassembly.cross_face),
+        "halo_adjoint_window": s.window if reassembly.halo_adjoint else "none",
+        "precision": resolve_precision(s.precision, s.device),
+        "memory_format": "channels_last" if s.channels_last else "contiguous",
+        "nudging": int(corrector is not None),
+        "reference": given["reference"],
         "command": " ".join(sys.argv),
         "Conventions": "CF-1.8",
     }
-    return attrs | (nudger.attrs() if nudger is not None else {})
+    if corrector is None:
+        return attrs
+    return attrs | {"nudge_method": c.nudging.method} | corrector.attrs()
 
 
-def plan_rollout(o: RolloutOptions) -> RolloutPlan:
-    """Check everything; raises :class:`RolloutError` (or a store's error) and writes nothing."""
-    _check_options(o)
-    inputs = {"initial condition": o.data, "reference": o.reference, "checkpoint": o.checkpoint}
-    path = out.check_location(o.output, inputs)
+def _resume_keys(corrector) -> tuple[str, ...]:
+    own = corrector.resume_attrs if corrector is not None else ()
+    return tuple(dict.fromkeys(resume_attrs() + DERIVED_RESUME_ATTRS + own))
+
+
+def plan_rollout(c: InferenceConfig, source: str = "the expected settings") -> RolloutPlan:
+    """Check everything; raises :class:`RolloutError` (or a store's error) and writes nothing.
+    ``source``: where the config's requirements of the checkpoint came from (messages)."""
+    c.validate()
+    ic, o = c.initial_condition, c.output
+    inputs = {"initial condition": ic.data, "reference": c.nudging.reference}
+    path = out.check_location(o.path, inputs | {"checkpoint": c.checkpoint.path})
     action = out.check_existing(path, o.resume, o.overwrite)
-    ckpt = _load_checkpoint(o)
+    ckpt = _load_checkpoint(c, source)
     desc = ckpt.description
-    cfg = OmegaConf.create(desc.config)
     names = desc.variables
     prog, diag, static = list(names.prognostic), list(names.diagnostic), list(names.static)
-    n = desc.grid.n
-    ds = open_store(o.data, o.storage_options, prog, static, n, assume_grid=o.assume_grid)
-    _check_data_levels(desc, ds, prog + diag + static, o)
-    times, dt = ds["time"].values, _time_step(ds, desc, o.data)
-    i0 = _start_index(times, o.start, o.data)
+    ds = _initial_store(c, desc, prog, static)
+    _check_data_levels(desc, ds, prog + diag + static, c)
+    times, dt = ds["time"].values, _time_step(ds, desc, ic.data)
+    i0 = _start_index(times, ic.start, ic.data)
     out_times = np.array([times[i0] + k * dt for k in range(o.steps + 1)])  # in its calendar
+    grid = dataset_grid(ds)
+    climatology = _climatology(c, prog + diag, ds, out_times, grid)
+    corrector = _corrector(c, prog, dt, ds, out_times)
+    try:
+        attrs = _attrs(c, desc, ckpt.sha256, out_times, dt, corrector)
+        keys = _resume_keys(corrector)
+        if action == "resume":
+            out.check_resume_settings(path, attrs, keys)
+        initial = (
+            None if action == "resume" else _initial_state(ds, prog, diag, i0, desc.grid.n, ic.data)
+        )
+        static_fields = _static_fields(ds, static, desc.grid.n, ic.data)
+    except BaseException:
+        if corrector is not None:
+            corrector.close()
+        raise
+    levels = {
+        v: level_coordinate(ds, v) for v, m in grouped(prog + diag).items() if m[0][1] is not None
+    }
     var_attrs = {v: dict(ds[v].attrs) for v in prog + diag if v in ds}
+    cfg = OmegaConf.create(desc.config)
+    return RolloutPlan(
+        c, ckpt, cfg, prog, diag, static, ds, grid, out_times, dt, corrector, attrs, keys,
+        var_attrs, path, action, initial, static_fields, levels, climatology,
+    )  # fmt: skip
+
+
+def _initial_store(c: InferenceConfig, desc, prog, static) -> xr.Dataset:
+    """The initial condition's store on the checkpoint's grid."""
+    ic, stores = c.initial_condition, c.stores
+    ds = _keyed_store_errors(
+        lambda: open_store(
+            ic.data, stores.storage_options, prog, static, desc.grid.n,
+            assume_grid=stores.assume_grid,
+        )
+    )  # fmt: skip
     grid = dataset_grid(ds)
     if grid.name != desc.grid.name:
         raise RolloutError(
-            f"checkpoint {o.checkpoint} was trained on grid {desc.grid.name}, but the initial "
-            f"condition {o.data} is on {grid.name}"
+            f"checkpoint {c.checkpoint.path} was trained on grid {desc.grid.name}, but the "
+            f"initial condition {ic.data} is on {grid.name}"
         )
-    climatology = _climatology(o, prog + diag, ds, out_times, grid)
-    nudger = _nudger(o, prog, dt, ds, out_times, var_attrs)
-    try:
-        attrs = _attrs(o, desc, ckpt.sha256, out_times, dt, nudger)
-        if action == "resume":
-            out.check_resume_settings(path, attrs)
-        initial = None if action == "resume" else _initial_state(ds, prog, diag, i0, n, o.data)
-        static_fields = _static_fields(ds, static, n, o.data)
-    except BaseException:
-        if nudger is not None:
-            nudger.close()
-        raise
-    return RolloutPlan(
-        o,
-        ckpt,
-        cfg,
-        prog,
-        diag,
-        static,
-        ds,
-        grid,
-        out_times,
-        dt,
-        nudger,
-        attrs,
-        var_attrs,
-        path,
-        action,
-        initial,
-        static_fields,
-        {
-            v: level_coordinate(ds, v)
-            for v, m in grouped(prog + diag).items()
-            if m[0][1] is not None
-        },
-        climatology,
-    )
+    return ds
 
 
-def _check_data_levels(desc: fmt.ModelDescription, ds: xr.Dataset, names, o) -> None:
+def _check_data_levels(desc: fmt.ModelDescription, ds: xr.Dataset, names, c) -> None:
     """The data's 3-D channels must be at the levels the checkpoint was trained on (a channel
     is an index: the same index in another store can be another level)."""
     if desc.levels is None:
         if any(split(v)[1] is not None for v in names):
             warnings.warn(
-                f"checkpoint {o.checkpoint} is from before level values were recorded "
+                f"checkpoint {c.checkpoint.path} is from before level values were recorded "
                 "(format < 3): its channels' levels cannot be checked against the data's",
                 stacklevel=3,
             )
@@ -330,33 +317,32 @@ def _check_data_levels(desc: fmt.ModelDescription, ds: xr.Dataset, names, o) -> 
             desc.levels,
             channel_levels(ds, names),
             [v for v in names if v in ds],
-            f"initial condition {o.data}",
-            f"checkpoint {o.checkpoint}",
+            f"initial condition {c.initial_condition.data}",
+            f"checkpoint {c.checkpoint.path}",
         )
     except IncompatibleStoreError as err:
         raise RolloutError(str(err)) from None
 
 
-def _climatology(o: RolloutOptions, variables, ds, out_times, grid) -> np.ndarray | None:
-    """The time-mean maps of ``--climatology`` for the anomaly correlation, which needs the
-    truth: the data store must hold every output variable at every output time."""
-    if o.climatology is None:
+def _climatology(c: InferenceConfig, variables, ds, out_times, grid) -> np.ndarray | None:
+    """The time-mean maps of the climatology store for the anomaly correlation, which needs
+    the truth: the data store must hold every output variable at every output time."""
+    name, data = c.scoring.climatology, c.initial_condition.data
+    if name is None:
         return None
-    from screamcast.data.store import StoreError
-    from screamcast.evaluate import cube_climatology
-
     if any(v not in ds for v in variables) or not np.isin(out_times, ds["time"].values).all():
         raise RolloutError(
-            f"--climatology scores the rollout against the truth, but {o.data} does not hold "
-            f"{', '.join(variables)} at every output time ({out_times[0]} to {out_times[-1]}): "
-            "score the finished output with python -m screamcast.evaluate OUTPUT --truth STORE "
-            "--climatology CLIM"
+            f"{{scoring.climatology}} scores the rollout against the truth, but {data} does not "
+            f"hold {', '.join(variables)} at every output time ({out_times[0]} to "
+            f"{out_times[-1]}): score the finished output with screamcast-evaluate OUTPUT "
+            "--truth STORE --climatology CLIM",
+            "scoring.climatology",
         )
     try:
-        clim = open_store(o.climatology, o.storage_options, [], (), grid.n)
-        clim = with_channels(clim, variables, f"climatology {o.climatology}")
-        clim = matched_store(ds, clim, variables, f"climatology {o.climatology}")
-        return cube_climatology(clim, o.climatology, variables, grid)
+        clim = open_store(name, c.stores.storage_options, [], (), grid.n)
+        clim = with_channels(clim, variables, f"climatology {name}")
+        clim = matched_store(ds, clim, variables, f"climatology {name}")
+        return cube_climatology(clim, name, variables, grid)
     except (StoreError, ChannelError) as err:  # IncompatibleStoreError is a StoreError
         raise RolloutError(str(err)) from None
 

@@ -1,73 +1,70 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""The nudged global rollout: plan (check everything, write nothing), then step, nudge, clip
-and stream out under an exclusive lock on the output.
+"""The nudged global rollout: plan (check everything, write nothing), then step, correct,
+bound and stream out under an exclusive lock on the output.
 
 How the output is created, replaced and resumed without ever losing a user's data:
-:mod:`screamcast.rollout.output`.
+:mod:`screamcast.rollout.output`. Scores are not this module's: the caller hands in a
+``scoring(plan)`` that returns an aggregator (``record(step, time, fields)``,
+:mod:`screamcast.evaluation`) or None, and gets it back in the summary.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
 import torch
 import xarray as xr
 
+from screamcast.config.inference import InferenceConfig
 from screamcast.data.calendar import DECODER, seconds
+from screamcast.data.channels import with_channels
 from screamcast.data.stats import Stats
-from screamcast.evaluate import StepSkill
 from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
+from screamcast.model import constraints
 from screamcast.model.pipeline import build_pipeline
 from screamcast.replace_dir import publish
 from screamcast.rollout import output as out
-from screamcast.rollout.plan import RolloutError, RolloutOptions, RolloutPlan, plan_rollout
-from screamcast.rollout.stepper import GlobalStepper, StepperConfig
+from screamcast.rollout.plan import RolloutError, RolloutPlan, plan_rollout
+from screamcast.rollout.stepper import GlobalStepper, Reassembly, StepperConfig
 from screamcast.rollout.writer import RolloutWriter
-from screamcast.skill_extras import AnomalyCorrelation, ReferenceMisfit, SeamSkill
 
-__all__ = ["RolloutError", "RolloutOptions", "run_rollout"]
+__all__ = ["RolloutError", "run_rollout"]
+
+Scoring = Callable[[RolloutPlan], object]  # -> an aggregator, or None
 
 
-def run_rollout(o: RolloutOptions) -> dict:
-    """Run (or resume) a rollout; returns a summary with the per-step metrics if truth exists."""
-    plan = plan_rollout(o)
-    summary = {"output": str(plan.output), "steps": o.steps, "attrs": plan.attrs}
+def run_rollout(
+    config: InferenceConfig, scoring: Scoring | None = None, source: str = "the config"
+) -> dict:
+    """Run (or resume) a rollout; returns ``{"output", "steps", "attrs", "scores"}`` (the
+    aggregator ``scoring`` made, fed every step, or None). ``source``: where the config's
+    requirements of the checkpoint came from, for messages."""
+    plan = plan_rollout(config, source)
+    summary = {"output": str(plan.output), "steps": config.output.steps, "attrs": plan.attrs}
+    scores = None
     try:
-        rank, world, device = _ranks(o.device)
+        rank, world, device = _ranks(config.stepper.device)
         if rank != 0:
             _steps(plan, None, rank, world, device)
-            return summary
-        # scored while it runs, one step in memory, when the store holds the truth
-        variables = plan.prog + plan.diag
-        tile = plan.checkpoint.description.grid.tile  # seams and the tile imprint, per step
-        steps, area = len(plan.out_times), plan.grid.area
-        extras = [SeamSkill(plan.grid.n, tile, area, variables, steps)]
-        if plan.climatology is not None:  # checked by the plan: the store holds the truth
-            extras.append(AnomalyCorrelation(plan.climatology, area, variables, steps))
-        skill = StepSkill.covering(plan.ds, variables, plan.out_times, area, extras)
-        if plan.nudger is not None:  # scored against the reference, with or without a truth
-            skill = skill or StepSkill(None, variables, plan.out_times, area)
-            skill.extras.append(ReferenceMisfit(plan.nudger, plan.out_times))
+            return summary | {"scores": None}
+        scores = scoring(plan) if scoring is not None else None
         with FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True):
-            _execute(plan, rank, world, device, skill)
+            _execute(plan, rank, world, device, scores)
     finally:
-        if plan.nudger is not None:
-            plan.nudger.close()
-    base = Path(str(plan.output).removesuffix(".zarr"))
-    summary["metrics"] = skill.write(base) if skill is not None else None
-    return summary
+        if plan.corrector is not None:
+            plan.corrector.close()
+    return summary | {"scores": scores}
 
 
-def _execute(
-    plan: RolloutPlan, rank: int, world: int, device: str, skill: StepSkill | None
-) -> None:
+def _execute(plan: RolloutPlan, rank: int, world: int, device: str, scores) -> None:
     """Rank 0 under the output's lock: create / replace in the staging directory, or resume."""
-    action = out.check_existing(plan.output, plan.options.resume, plan.options.overwrite)
+    o = plan.config.output
+    action = out.check_existing(plan.output, o.resume, o.overwrite)
     writer = RolloutWriter(
         plan.output,
         plan.prog + plan.diag,
@@ -78,8 +75,8 @@ def _execute(
         plan.levels,
     )
     if action == "resume":  # checked again under the lock: the output may have moved on
-        out.check_resume_settings(plan.output, plan.attrs)
-        _steps(plan, writer, rank, world, device, skill)
+        out.check_resume_settings(plan.output, plan.attrs, plan.resume_keys)
+        _steps(plan, writer, rank, world, device, scores)
         return
     out.discard_staging(plan.output)  # a killed run's leftovers
     staging = out.staging_path(plan.output)
@@ -91,7 +88,7 @@ def _execute(
             writer.close()
             publish(staging, plan.output)
             writer.path = plan.output
-        _steps(plan, writer, rank, world, device, skill)
+        _steps(plan, writer, rank, world, device, scores)
         if action == "replace":  # the old output stays until the new one is complete
             publish(staging, plan.output)
     except BaseException:
@@ -101,14 +98,12 @@ def _execute(
         raise
 
 
-def _start(
-    plan: RolloutPlan, writer: RolloutWriter | None, skill: StepSkill | None
-) -> tuple[int, torch.Tensor]:
+def _start(plan: RolloutPlan, writer: RolloutWriter | None, scores) -> tuple[int, torch.Tensor]:
     """The step to continue from and its prognostic state; the steps already there scored."""
     C = len(plan.prog)
     if plan.action != "resume":
-        if skill is not None:
-            skill.add(0, plan.initial)
+        if scores is not None:
+            scores.record(0, plan.out_times[0], plan.initial)
         return 0, torch.as_tensor(plan.initial[:C])
     reader = writer or RolloutWriter(
         plan.output, plan.prog + plan.diag, {}, plan.grid, {}, plan.out_times
@@ -117,28 +112,34 @@ def _start(
     if writer is not None:
         writer.note_resume(done, plan.attrs["command"])
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
-    if skill is not None:  # the steps written before the interruption, one at a time
-        skill.add_from_output(
-            xr.open_zarr(plan.output, consolidated=False, decode_times=DECODER, chunks=None),
-            range(k0 + 1),
-        )
+    if scores is not None:  # the steps written before the interruption, one at a time
+        _record_written(plan, scores, range(k0 + 1))
     return k0, torch.as_tensor(fields[:C])
 
 
+def _record_written(plan: RolloutPlan, scores, steps: range) -> None:
+    """Feed ``scores`` the ``steps`` already in the output, one step in memory at a time."""
+    variables = plan.prog + plan.diag
+    written = xr.open_zarr(plan.output, consolidated=False, decode_times=DECODER, chunks=None)
+    written = with_channels(written, variables, "output")  # 3-D variables' levels
+    for k in steps:
+        scores.record(k, plan.out_times[k], written[variables].isel(time=k).to_array().values)
+
+
 def _stepper(plan: RolloutPlan, rank: int, world: int, device: str) -> GlobalStepper:
-    o, desc = plan.options, plan.checkpoint.description
+    s, desc = plan.config.stepper, plan.checkpoint.description
     pipeline = build_pipeline(plan.cfg, Stats.from_dict(desc.stats))
     pipeline.load_state_dict(plan.checkpoint.weights)
     layout = TileLayout(plan.grid, desc.grid.tile, desc.grid.halo)
     config = StepperConfig(
-        o.reassembly,
+        Reassembly.from_flags(s.halo_adjoint, s.halo_adjoint_cross_face),
         device,
-        o.batch_size,
-        o.precision,
-        o.channels_last,
+        s.batch_size,
+        s.precision,
+        s.channels_last,
         rank,
         world,
-        window=o.halo_adjoint_window,
+        window=s.window,
     )
     return GlobalStepper(pipeline, layout, plan.static_fields, config)
 
@@ -149,26 +150,27 @@ def _steps(
     rank: int,
     world: int,
     device: str,
-    skill: StepSkill | None = None,
+    scores=None,
 ) -> None:
     """Step from the last complete step (or the start) to the end; ``writer`` on rank 0."""
-    o, C = plan.options, len(plan.prog)
-    k0, x = _start(plan, writer, skill)
+    steps, C = plan.config.output.steps, len(plan.prog)
+    k0, x = _start(plan, writer, scores)
     stepper = _stepper(plan, rank, world, device)
-    bar = _bar(o, k0) if writer is not None else None
+    bar = _bar(plan.config, k0) if writer is not None else None
     t_wall, times = time.perf_counter(), plan.out_times
     try:
-        for k in range(k0, o.steps):
+        for k in range(k0, steps):
             y = stepper.step(x, times[k], times[k + 1]).cpu()  # (C + D, 6, n, n)
             x = y[:C].clone()
-            if plan.nudger is not None:
-                plan.nudger.apply(x, times[k + 1])
-            y = torch.cat([x, y[C:].clamp(min=0.0)]) if plan.diag else x
+            if plan.corrector is not None:
+                plan.corrector.apply(x, times[k + 1])
+            y = torch.cat([x, y[C:]]) if plan.diag else x
+            constraints.clamp_(y[None], stepper.bounded)  # after the correction too
             _check_state(y, plan.prog + plan.diag, k + 1, times[k + 1], plan.output)
             if writer is not None:
                 writer.append(times[k + 1], y.numpy())  # written while the next step runs
-            if skill is not None:
-                skill.add(k + 1, y.numpy())
+            if scores is not None:
+                scores.record(k + 1, times[k + 1], y.numpy())
             if bar is not None:
                 bar.update(1)
                 hours = (k + 1 - k0) * seconds(plan.dt) / 3600.0
@@ -210,9 +212,10 @@ def _ranks(device: str) -> tuple[int, int, str]:
     return fabric.global_rank, fabric.world_size, str(fabric.device)
 
 
-def _bar(o: RolloutOptions, k0: int):
-    if not o.progress:
+def _bar(config: InferenceConfig, k0: int):
+    if not config.output.progress:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=o.steps, initial=k0, desc="rollout", unit="step", dynamic_ncols=True)
+    total = config.output.steps
+    return tqdm(total=total, initial=k0, desc="rollout", unit="step", dynamic_ncols=True)

@@ -2,6 +2,8 @@
 # Copyright 2026 The screamcast authors
 """One global step: gather tiles with halo -> batched model forward -> reassemble.
 
+:class:`GlobalStepper` is the :class:`screamcast.model.stepper.Stepper` of the whole cube.
+
 Geometry (tile lat/lon, static inputs per tile) is computed once; each step only gathers the
 state, evaluates the insolation on the tiles and runs the network. With several ranks each
 takes every ``world``-th batch of tiles and the predictions are summed across ranks (exact:
@@ -16,6 +18,7 @@ from enum import Enum
 import numpy as np
 import torch
 
+from screamcast.config.choices import PRECISIONS
 from screamcast.data.forcing import (
     cos_zenith_from_terms,
     extended_position_features,
@@ -26,8 +29,6 @@ from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import Pipeline
-
-PRECISIONS = ("auto", "bf16", "fp32")
 
 
 def resolve_precision(precision: str, device: torch.device | str) -> str:
@@ -101,6 +102,7 @@ class GlobalStepper:
         self.precision = resolve_precision(c.precision, self.device)
         self.solar_time = pipeline.solar_time
         self.insolation = pipeline.insolation
+        self.bounded = pipeline.bounded  # the outputs' bounds (screamcast.model.constraints)
         self.pipeline = inference_network(pipeline, self.device, c.channels_last)
         self.op = HaloOperator(layout, self.device)
         self.batch_size, self.rank, self.world = c.batch_size, c.rank, c.world
@@ -163,7 +165,7 @@ class GlobalStepper:
         return out
 
     def step(self, x: torch.Tensor, t0, t1) -> torch.Tensor:
-        """``x (C, 6, n, n)`` at t -> ``(C + D, 6, n, n)`` at t+1 (precipitation >= 0)."""
+        """``x (C, 6, n, n)`` at t -> ``(C + D, 6, n, n)`` at t+1 (bounded outputs in bounds)."""
         tiles = self.predict_tiles(x, t0, t1)
         if self.halo_adjoint:
             y = self.op.adjoint(tiles, cross_face=self.cross_face, window=self.window)[0]

@@ -30,6 +30,7 @@ from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
 from screamcast.train.loss import no_change_loss, rollout_loss
+from screamcast.train.losses import loss_function
 from screamcast.train.metrics_log import MetricsLog
 from screamcast.train.run_state import PreemptionFlag, rng_state, set_rng_state
 from screamcast.train.schedulers import build_scheduler
@@ -218,6 +219,7 @@ class Trainer:
     def _build_model(self) -> None:
         cfg, fabric = self.cfg, self.fabric
         ckpt, self.stats = self._initial_state()
+        self.loss = loss_function(cfg.loss)
         pipeline = build_pipeline(cfg, self.stats)
         if ckpt is not None:
             pipeline.load_state_dict(ckpt["model"])
@@ -279,7 +281,7 @@ class Trainer:
         cfg = self.cfg
         self.pipeline.train()
         halo = cfg.data.halo if cfg.rollout_steps > 1 else 0
-        loss, _ = rollout_loss(self.pipeline, batch, halo)
+        loss, _ = rollout_loss(self.pipeline, batch, halo, loss=self.loss)
         self.optimizer.zero_grad(set_to_none=True)
         self.fabric.backward(loss)
         if cfg.optim.grad_clip:
@@ -299,10 +301,10 @@ class Trainer:
         with torch.no_grad():
             for batch in self.valid_loader:
                 one_step = {**batch, "target": batch["target"][:, :1]}
-                loss, _ = rollout_loss(self.pipeline, one_step, 0)
+                loss, _ = rollout_loss(self.pipeline, one_step, 0, loss=self.loss)
                 count = len(batch["state"])
                 total[0] += loss.detach() * count
-                total[1] += no_change_loss(self.pipeline, one_step) * count
+                total[1] += no_change_loss(self.pipeline, one_step, self.loss) * count
                 total[2] += count
         total = self.fabric.all_reduce(total, reduce_op="sum")
         return float(total[0] / total[2]), float(total[1] / total[2])

@@ -1,33 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""``python -m screamcast.train.skill experiment=demo run_dir=runs/demo``: one-step skill.
+"""One-step skill of a run's best checkpoint on held-out crops (``screamcast-skill``).
 
-Prints the held-out one-step RMSE of a run's ``best.pth`` next to persistence's, per variable,
+The held-out one-step RMSE of a run's ``best.pth`` next to persistence's, per variable,
 over whole crops and over their inner part, ``data.halo`` in from every side: the rollout keeps
 (crop reassembly) or weights most (cosine window) exactly that part of each tile's prediction,
 and the outer ring, three quarters of a ``tile + 2 * halo`` crop, lacks context on one side.
-Takes the same overrides as ``scripts/train.py``.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import torch
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from screamcast import checkpoint_format as fmt
-from screamcast.config import TrainConfig, register
+from screamcast.config import TrainConfig
 from screamcast.data.dataset import CropDataset
 from screamcast.data.stats import Stats
 from screamcast.data.store import dataset_grid, open_configured
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
-
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def inner_margin(data) -> int:
@@ -73,27 +66,3 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
         "model_inner": rmse(model, w * inner),
         "persistence_inner": rmse(state, w * inner),
     }
-
-
-def main(argv: list[str]) -> int:
-    if {"-h", "--help"} & set(argv):
-        print(__doc__)
-        return 0
-    register()
-    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
-        cfg = compose("train", overrides=argv)
-    best = Path(cfg.run_dir) / "best.pth"
-    rmse = persistence_and_model_rmse(cfg, str(best))
-    h = inner_margin(cfg.data)
-    print(f"one-step RMSE on {cfg.data.valid_samples} held-out crops ({best}), whole crops and")
-    print(f"their inner part ({h} in from every side, what a rollout tile keeps):")
-    print(f"{'variable':<14}{'model':>12}{'persistence':>14}{'ratio':>8}{'inner ratio':>13}")
-    for i, var in enumerate(cfg.data.prognostic):
-        m, p = rmse["model"][i], rmse["persistence"][i]
-        inner = rmse["model_inner"][i] / rmse["persistence_inner"][i]
-        print(f"{var:<14}{m:>12.4g}{p:>14.4g}{m / p:>8.3f}{inner:>13.3f}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

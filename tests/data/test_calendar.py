@@ -8,9 +8,9 @@ import pytest
 import xarray as xr
 
 from screamcast.data import calendar as cal
-from screamcast.data import synthetic as syn
 from screamcast.data.forcing import day_of_year_and_hours, solar_terms
 from screamcast.data.store import StoreError, open_store, time_step
+from screamcast.sources import synthetic as syn
 
 
 def dates(calendar, *stamps):

@@ -103,7 +103,7 @@ def test_a_crop_reads_only_the_chunks_it_needs(tiny_store, layout, monkeypatch):
 @pytest.mark.parametrize("in_memory", [False, True])
 def test_non_finite_values_are_reported_with_their_place(tmp_path, layout, in_memory):
     """Lazily when a crop touching the pixel is read; in memory when the range is loaded."""
-    from screamcast.data.synthetic import write_store
+    from screamcast.sources.synthetic import write_store
 
     path = write_store(tmp_path / "nan.zarr", 16, days=0.5, step_hours=3, chunk=8)
     arr = zarr.open_array(path / "tracer", mode="r+")
@@ -127,7 +127,7 @@ def test_a_stacked_store_gives_the_samples_of_the_per_variable_one(
     bit for bit, and a lazy crop reads one shard per face and time, not one chunk per
     variable."""
     from screamcast.data.region_sampler import RegionPlan
-    from screamcast.data.synthetic import write_store
+    from screamcast.sources.synthetic import write_store
     from tests.conftest import TINY
 
     stacked = write_store(tmp_path / "stacked.zarr", **TINY, layout="stacked")

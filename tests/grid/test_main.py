@@ -9,7 +9,7 @@ import sys
 def test_grid_package_and_cli_need_no_torch():
     code = (
         "import sys\n"
-        "from screamcast.grid.__main__ import main\n"
+        "from screamcast.cli.grid import main\n"
         "import screamcast.grid.extended, screamcast.grid.regrid, screamcast.grid.ncol\n"
         "main(['--grid', 'ne4pg2', '--tile', '4', '--halo', '2'])\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"

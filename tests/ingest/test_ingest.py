@@ -22,9 +22,9 @@ from screamcast.data.calendar import DECODER
 from screamcast.data.stacked import unstack
 from screamcast.data.stats import compute_stats
 from screamcast.data.store import StoreError, open_store
-from screamcast.data.synthetic_e3sm import write_history
 from screamcast.grid import PhysicsGrid
 from screamcast.ingest import IngestError, IngestOptions, ingest
+from screamcast.sources.synthetic_e3sm import write_history
 
 ORDER = PhysicsGrid(4, 2).column_index()  # ne4pg2 columns -> flat (face, y, x)
 

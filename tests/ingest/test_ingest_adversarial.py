@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from screamcast.cli.ingest import main
 from screamcast.data.calendar import DECODER
 from screamcast.data.stacked import unstack
-from screamcast.data.synthetic_e3sm import write_history
 from screamcast.ingest import IngestError, IngestOptions, ingest
-from screamcast.ingest.__main__ import main
+from screamcast.sources.synthetic_e3sm import write_history
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ import pytest
 import xarray as xr
 
 from screamcast.checkpoint_format import load_for_inference
-from screamcast.data.synthetic_e3sm import write_history
-from screamcast.evaluate import evaluate
+from screamcast.evaluation.evaluate import evaluate
 from screamcast.ingest import IngestOptions, ingest
+from screamcast.sources.synthetic_e3sm import write_history
 from tests.rollout.test_run_nudged import args, cli
 
 FORMAT2 = Path(__file__).resolve().parents[1] / "data/checkpoints/format2_eam_layers4_width4.pth"
@@ -180,9 +180,9 @@ def test_evaluate_scores_the_complete_steps_of_a_partial_output(stores, tmp_path
 
 
 def test_one_step_skill_runs_on_a_store_of_3d_variables(stores, tmp_path, capsys):
-    """python -m screamcast.train.skill builds the network from the checkpoint's channels (it
+    """screamcast-skill builds the network from the checkpoint's channels (it
     raised KeyError on the configured names 'T' before), and --help prints its use."""
-    from screamcast.train import skill
+    from screamcast.cli import skill
 
     run_dir = tmp_path / "run"
     trained(stores["layers"], run_dir)

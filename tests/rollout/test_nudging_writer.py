@@ -11,7 +11,8 @@ import xarray as xr
 
 from screamcast.data.calendar import as_model_times
 from screamcast.grid import PhysicsGrid
-from screamcast.rollout.nudging import Nudger, NudgingError
+from screamcast.rollout.nudging import NudgingError
+from screamcast.rollout.nudging.relaxation import Relaxation
 from screamcast.rollout.writer import OutputExistsError, RolloutWriter
 
 
@@ -27,7 +28,7 @@ def grid(n):
 
 
 def test_alpha_and_linear_time_interpolation():
-    nudger = Nudger(reference(n=8), ["u"], ["u", "v"], 6.0, np.timedelta64(3, "h"), grid(8))
+    nudger = Relaxation(reference(n=8), ["u"], ["u", "v"], 6.0, np.timedelta64(3, "h"), grid(8))
     assert nudger.alpha == pytest.approx(1 - math.exp(-0.5))
     assert nudger.projection == "identity"
     np.testing.assert_allclose(nudger.target(np.datetime64("2020-01-01T03:00")), 3.0)
@@ -43,21 +44,21 @@ def test_cubic_time_interpolation_is_exact_for_a_quadratic_in_time():
     f = lambda t: 1.0 + t - t**2 / 36  # noqa: E731
     ref = reference(n=8, values=[f(6.0 * k) for k in range(5)])
     dt = np.timedelta64(1, "h")
-    cubic = Nudger(ref, ["u"], ["u"], 6.0, dt, grid(8))
-    linear = Nudger(ref, ["u"], ["u"], 6.0, dt, grid(8), time_interpolation="linear")
+    cubic = Relaxation(ref, ["u"], ["u"], 6.0, dt, grid(8))
+    linear = Relaxation(ref, ["u"], ["u"], 6.0, dt, grid(8), time_interpolation="linear")
     assert cubic.attrs()["nudge_time"] == "cubic" and linear.attrs()["nudge_time"] == "linear"
     for hours in (1, 3, 8, 13, 20, 23):
         time = np.datetime64("2020-01-01T00:00") + np.timedelta64(hours, "h")
         np.testing.assert_allclose(cubic.target(time), f(hours), rtol=1e-6)
         assert abs(linear.target(time)[0, 0, 0, 0] - f(hours)) > 0.05
     with pytest.raises(NudgingError, match="nudge_time must be one of cubic, linear"):
-        Nudger(ref, ["u"], ["u"], 6.0, dt, grid(8), time_interpolation="spline")
+        Relaxation(ref, ["u"], ["u"], 6.0, dt, grid(8), time_interpolation="spline")
 
 
 def test_large_scale_nudging_keeps_small_scales():
     """With one increment per block (``increment="block"``, the default before the bilinear
     one): the block means become the reference's, what is inside each block is kept."""
-    nudger = Nudger(
+    nudger = Relaxation(
         reference(n=2, values=(1.0, 1.0)),
         ["u"],
         ["u"],
@@ -86,7 +87,7 @@ def test_large_scale_nudging_keeps_small_scales():
     assert np.isnan(nudger.misfit(x.numpy(), np.datetime64("2020-01-02T00:00"))).all()
 
 
-def assert_block_means_reach_one(nudger: Nudger, n: int) -> None:
+def assert_block_means_reach_one(nudger: Relaxation, n: int) -> None:
     """30 nudges (alpha ~ 1) of a random state toward a reference of ones, 4 x 4 blocks."""
     m = n // 4
     a = torch.as_tensor(grid(n).area).reshape(1, 6, m, 4, m, 4)
@@ -105,20 +106,20 @@ def test_the_bilinear_increment_prints_no_blocks_and_still_reaches_the_reference
     block's edge exceeds the steps inside it, and repeated nudging (alpha ~ 1) still takes the
     block means to the reference's."""
     kw = dict(variables=["u"], state_vars=["u"], tau_hours=1e-6, dt=np.timedelta64(1, "h"))
-    nudger = Nudger(reference(n=2, values=(1.0, 1.0)), grid=grid(8), increment="bilinear", **kw)
+    nudger = Relaxation(reference(n=2, values=(1.0, 1.0)), grid=grid(8), increment="bilinear", **kw)
     assert nudger.projection == "block mean over 4x4, increment bilinear in each face"
-    const = nudger._to_cells(torch.full((6, 2, 2), 0.5, dtype=torch.float64), 4)
+    const = nudger.increment.to_cells(torch.full((6, 2, 2), 0.5, dtype=torch.float64))
     torch.testing.assert_close(const, torch.full((6, 8, 8), 0.5, dtype=torch.float64))
     ramp = torch.arange(2.0, dtype=torch.float64).repeat(6, 2, 1)  # (6, 2, 2): 0, 1 along x
-    fine = nudger._to_cells(ramp, 4)[0, 0]  # (8,) along x: centres at 1.5 and 5.5
+    fine = nudger.increment.to_cells(ramp)[0, 0]  # (8,) along x: centres at 1.5 and 5.5
     torch.testing.assert_close(fine[2:6], (torch.arange(2, 6, dtype=torch.float64) - 1.5) / 4)
     assert float(fine[:2].sub(0).abs().max()) == 0 and float(fine[6:].sub(1).abs().max()) == 0
-    step = torch.diff(nudger._to_cells(ramp, 4), dim=-1).abs().max()  # 0.25 per cell
-    block = Nudger(reference(n=2, values=(1.0, 1.0)), grid=grid(8), increment="block", **kw)
-    assert float(step) == 0.25 and float(torch.diff(block._to_cells(ramp, 4)).max()) == 1.0
+    step = torch.diff(nudger.increment.to_cells(ramp), dim=-1).abs().max()  # 0.25 per cell
+    block = Relaxation(reference(n=2, values=(1.0, 1.0)), grid=grid(8), increment="block", **kw)
+    assert float(step) == 0.25 and float(torch.diff(block.increment.to_cells(ramp)).max()) == 1.0
     assert_block_means_reach_one(nudger, 8)
     with pytest.raises(NudgingError, match="must be one of bicubic, bilinear, block, got 'x'"):
-        Nudger(reference(n=2), grid=grid(8), increment="x", **kw)
+        Relaxation(reference(n=2), grid=grid(8), increment="x", **kw)
 
 
 def test_the_bicubic_increment_is_exact_for_lines_and_parabolas_and_reaches_the_reference():
@@ -130,20 +131,20 @@ def test_the_bicubic_increment_is_exact_for_lines_and_parabolas_and_reaches_the_
     nudging still takes the block means to the reference's. torch's ``bicubic`` (a = -3/4)
     fails the linear check: 0.041 of a block's step off, with the blocks' period."""
     kw = dict(variables=["u"], state_vars=["u"], tau_hours=1e-6, dt=np.timedelta64(1, "h"))
-    nudger = Nudger(reference(n=6, values=(1.0, 1.0)), grid=grid(24), **kw)
+    nudger = Relaxation(reference(n=6, values=(1.0, 1.0)), grid=grid(24), **kw)
     assert nudger.projection == "block mean over 4x4, increment bicubic in each face"
-    bilinear = Nudger(reference(n=6), grid=grid(24), increment="bilinear", **kw)
+    bilinear = Relaxation(reference(n=6), grid=grid(24), increment="bilinear", **kw)
     c = (torch.arange(24, dtype=torch.float64) + 0.5) / 4 - 0.5  # cells in block units
     i = torch.arange(6, dtype=torch.float64)
     for f, exact_from in ((lambda t: 0.5 + 0 * t, 0), (lambda t: t, 0), (lambda t: t**2, 6)):
         coarse = f(i).repeat(6, 6, 1)  # (6, 6, 6): along x
-        got = nudger._to_cells(coarse, 4)  # (6, 24, 24)
+        got = nudger.increment.to_cells(coarse)  # (6, 24, 24)
         err = (got - f(c)).abs()[..., exact_from : 24 - exact_from]
         assert float(err.max()) < 1e-12, float(err.max())
         torch.testing.assert_close(got, got[:, :1].expand_as(got))  # constant along y
-    lines = bilinear._to_cells(i.repeat(6, 6, 1), 4)[0, 0]
+    lines = bilinear.increment.to_cells(i.repeat(6, 6, 1))[0, 0]
     assert float((lines - c).abs().max()) == pytest.approx(0.375)
-    parabola = bilinear._to_cells((i**2).repeat(6, 6, 1), 4)[0, 0]
+    parabola = bilinear.increment.to_cells((i**2).repeat(6, 6, 1))[0, 0]
     off = (parabola - c**2).abs()[6:18]  # s (1 - s) at fraction s between two centres
     assert (float(off.min()), float(off.max())) == pytest.approx((7 / 64, 15 / 64))
     torch_cubic = torch.nn.functional.interpolate(
@@ -167,7 +168,7 @@ def latlon_reference(nlat, values=(0.0, 6.0), seed=0):
 
 def test_latlon_reference_nudges_the_group_means_and_keeps_small_scales():
     ref = latlon_reference(6)  # 30 degree cells on a cube of ~5.6 degree cells
-    nudger = Nudger(ref, ["u"], ["u"], 1e-6, np.timedelta64(1, "h"), grid(16))
+    nudger = Relaxation(ref, ["u"], ["u"], 1e-6, np.timedelta64(1, "h"), grid(16))
     m = nudger.map
     assert m.n_groups == 72 and "6x12 lat-lon" in nudger.projection
     x = torch.randn(1, 6, 16, 16, dtype=torch.float64)
@@ -192,7 +193,7 @@ def test_latlon_reference_nudges_the_group_means_and_keeps_small_scales():
 
 def test_a_finer_latlon_reference_is_grid_point_nudging_at_the_nearest_points():
     ref = latlon_reference(60, values=(1.0, 1.0))
-    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(6, "h"), grid(4))
+    nudger = Relaxation(ref, ["u"], ["u"], 6.0, np.timedelta64(6, "h"), grid(4))
     assert nudger.map.n_groups == 96
     x = torch.zeros(1, 6, 4, 4, dtype=torch.float64)
     nudger.apply(x, np.datetime64("2020-01-01T00:00"))
@@ -222,11 +223,11 @@ def test_bad_nudging_settings(kwargs, message):
         | kwargs
     )
     with pytest.raises(NudgingError, match=message):
-        Nudger(**args)
+        Relaxation(**args)
 
 
 def test_reference_coverage_is_checked():
-    nudger = Nudger(reference(), ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(8))
+    nudger = Relaxation(reference(), ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(8))
     with pytest.raises(NudgingError, match="covers .* but the rollout needs"):
         nudger.check_covers(np.datetime64("2020-01-01T01"), np.datetime64("2020-01-01T07"))
 
@@ -240,20 +241,20 @@ def test_the_next_reference_time_is_read_in_the_background(tiny_reference, tmp_p
 
     ref = open_store(tiny_reference, variables=["u"], n=4)
     times = ref["time"].values
-    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(4))
+    nudger = Relaxation(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(4))
     np.testing.assert_array_equal(nudger.target(times[0]), ref["u"].values[None, 0])
-    assert list(nudger._pending) == [1]  # time 1 already on its way
+    assert list(nudger.series._pending) == [1]  # time 1 already on its way
     mid = times[0] + np.timedelta64(3, "h")
     u = ref["u"].values[:3, None].astype(np.float64)  # (3, 1, 6, m, m)
     # the first interval, cubic in time: the quadratic through times 0, 1, 2 at its midpoint
     np.testing.assert_allclose(nudger.target(mid), 0.375 * u[0] + 0.75 * u[1] - 0.125 * u[2])
-    assert list(nudger._pending) == [3] and sorted(nudger._cache) == [0, 1, 2]
+    assert list(nudger.series._pending) == [3] and sorted(nudger.series._cache) == [0, 1, 2]
     nudger.close()
-    linear = Nudger(
+    linear = Relaxation(
         ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(4), time_interpolation="linear"
     )
     np.testing.assert_allclose(linear.target(mid), 0.5 * (u[0] + u[1]))
-    assert list(linear._pending) == [2] and sorted(linear._cache) == [0, 1]
+    assert list(linear.series._pending) == [2] and sorted(linear.series._cache) == [0, 1]
     linear.close()
 
     broken = shutil.copytree(tiny_reference, tmp_path / "broken.zarr")
@@ -263,13 +264,13 @@ def test_the_next_reference_time_is_read_in_the_background(tiny_reference, tmp_p
     data[:16] = b"not a compressed"  # the shard's index (at its end) intact: a chunk broken
     shard.write_bytes(bytes(data))
     ref = open_store(broken, variables=["u"], n=4)
-    nudger = Nudger(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(4), name=str(broken))
+    nudger = Relaxation(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(4), name=str(broken))
     nudger.target(times[1])  # starts reading time 2 in the background: it fails there
-    nudger._pending[2].exception(timeout=30)
+    nudger.series._pending[2].exception(timeout=30)
     with pytest.raises(RuntimeError, match="decompression") as err:  # at the step needing it
         nudger.target(times[1] + np.timedelta64(1, "h"))
     assert f"reading the nudging reference {broken} at {times[2]}" in err.value.__notes__[-1]
-    assert nudger._pending == {}
+    assert nudger.series._pending == {}
     nudger.close()
 
 
@@ -292,7 +293,7 @@ def test_a_throttled_s3_reference_is_read_again(flaky_s3, small_store, monkeypat
     kw = dict(
         variables=["u"], state_vars=["u"], tau_hours=6.0, dt=np.timedelta64(3, "h"), grid=grid(8)
     )
-    nudge_remote, nudge_local = Nudger(remote, **kw), Nudger(local, **kw)
+    nudge_remote, nudge_local = Relaxation(remote, **kw), Relaxation(local, **kw)
     for time in local["time"].values[:2]:
         np.testing.assert_array_equal(nudge_remote.target(time), nudge_local.target(time))
     assert proxy.refused == 7 and options == given  # the caller's options are left alone
@@ -363,7 +364,9 @@ def test_the_reference_misfit_is_area_weighted_over_the_reference_cells():
     only (which are not a fixed share of the area): the misfit is the area-weighted RMSE,
     sqrt(sum over blocks of A_b d_b^2 / sum of A_b), and the unweighted one differs."""
     g = grid(8)
-    nudger = Nudger(reference(n=4, values=(0.0, 0.0)), ["u"], ["u"], 6.0, np.timedelta64(1, "h"), g)
+    nudger = Relaxation(
+        reference(n=4, values=(0.0, 0.0)), ["u"], ["u"], 6.0, np.timedelta64(1, "h"), g
+    )
     area = g.area.reshape(6, 4, 2, 4, 2).sum(axis=(2, 4))  # (6, 4, 4) block areas
     d = np.zeros((6, 4, 4))
     d[:, 0, :] = 1.0  # the first row of blocks of every face (small cells at the corners)

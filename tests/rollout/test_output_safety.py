@@ -282,8 +282,8 @@ def test_twenty_minute_steps_are_exact_and_resume(tiny_checkpoint, tmp_path):
     """Float "hours since" put steps 13, 26, 29 of a 20-min run 1 ns off: open_store refused
     the package's own 20-min store and output, and a resume after step 13 was refused."""
     from screamcast.data.store import open_store
-    from screamcast.data.synthetic import write_store
     from screamcast.rollout.writer import RolloutWriter
+    from screamcast.sources.synthetic import write_store
 
     store = write_store(tmp_path / "s20.zarr", 8, days=0.5, step_hours=1 / 3)
     times = open_store(store, {}, ["u"], (), 8)["time"].values

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""A production YAML (``--config``) is read strictly: a misspelt key is an error naming it and
-the valid ones, never a setting silently left at its default."""
+"""A production YAML (``--config``) is an inference config read strictly: a misspelt key is an
+error naming it and the valid ones, never a setting silently left at its default."""
 
 from pathlib import Path
 
@@ -17,39 +17,62 @@ REQUIRED = ["--checkpoint", "c.pth", "--data", "d.zarr", "--output", "o.zarr"]
     "name", sorted(p.name for p in (ROOT / "configs/production").glob("*.yaml"))
 )
 def test_every_production_config_is_read(name):
-    args = cli.parse(["--config", str(ROOT / "configs/production" / name), *REQUIRED])
-    assert args.batch_size == 32 or args.batch_size > 0
+    config, _ = cli.parse(["--config", str(ROOT / "configs/production" / name), *REQUIRED])
+    assert config.stepper.batch_size == 32 or config.stepper.batch_size > 0
 
 
 def test_a_misspelt_key_fails_naming_it(tmp_path, capsys):
     good = (ROOT / "configs/production/multistep_nudged.yaml").read_text()
-    assert "nudge_tau_hours: 6.0" in good
-    args = cli.parse(
+    assert "tau_hours: 6.0" in good
+    config, _ = cli.parse(
         ["--config", str(ROOT / "configs/production/multistep_nudged.yaml"), *REQUIRED]
     )
-    assert args.nudge_tau_hours == 6.0
+    assert config.nudging.tau_hours == 6.0
     bad = tmp_path / "bad.yaml"
-    bad.write_text(good.replace("nudge_tau_hours: 6.0", "nudge_tau_hour: 1.0"))
+    bad.write_text(good.replace("tau_hours: 6.0", "tau_hour: 1.0"))
     with pytest.raises(SystemExit) as exit_:
         cli.parse(["--config", str(bad), *REQUIRED])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert "unknown key 'rollout.nudge_tau_hour'" in err and "nudge_tau_hours" in err
-    bad.write_text(good.replace("model:", "modle:"))
+    assert "unknown key 'nudging.tau_hour'" in err and "tau_hours" in err
+    bad.write_text(good.replace("stepper:", "steper:"))
     with pytest.raises(SystemExit):
         cli.parse(["--config", str(bad), *REQUIRED])
-    assert "unknown section 'modle'" in capsys.readouterr().err
+    assert "unknown section 'steper'" in capsys.readouterr().err
     bad.write_text(good.replace("tile: 32", "tiles: 32"))
     with pytest.raises(SystemExit):
         cli.parse(["--config", str(bad), *REQUIRED])
-    assert "unknown key 'grid.tiles' (valid: halo, n, name, tile)" in capsys.readouterr().err
+    assert (
+        "unknown key 'checkpoint.grid.tiles' (valid: halo, n, name, tile)"
+        in capsys.readouterr().err
+    )
+    bad.write_text(good.replace("tau_hours: 6.0", "tau_hours: six"))  # the wrong type
+    with pytest.raises(SystemExit):
+        cli.parse(["--config", str(bad), *REQUIRED])
+    assert "nudging.tau_hours must be a float, got 'six'" in capsys.readouterr().err
 
 
 def test_a_config_key_that_sets_a_flag_takes_effect(tmp_path):
     good = (ROOT / "configs/production/multistep_nudged.yaml").read_text()
     changed = tmp_path / "c.yaml"
-    changed.write_text(good.replace("nudge_tau_hours: 6.0", "nudge_tau_hours: 1.5"))
-    assert cli.parse(["--config", str(changed), *REQUIRED]).nudge_tau_hours == 1.5
-    # a flag given on the command line wins over the file
-    flag = cli.parse(["--config", str(changed), *REQUIRED, "--nudge-tau-hours", "3"])
-    assert flag.nudge_tau_hours == 3.0
+    changed.write_text(good.replace("tau_hours: 6.0", "tau_hours: 1.5"))
+    assert cli.parse(["--config", str(changed), *REQUIRED])[0].nudging.tau_hours == 1.5
+    # a key=value override wins over the file, and a flag over both
+    over, origin = cli.parse(["--config", str(changed), *REQUIRED, "nudging.tau_hours=2"])
+    assert over.nudging.tau_hours == 2.0 and origin["nudging.tau_hours"].startswith("override")
+    flag, origin = cli.parse(
+        ["--config", str(changed), "nudging.tau_hours=2", *REQUIRED, "--nudge-tau-hours", "3"]
+    )
+    assert flag.nudging.tau_hours == 3.0 and origin["nudging.tau_hours"] == "--nudge-tau-hours"
+
+
+def test_errors_name_the_flag_or_the_key_that_set_a_value(tmp_path, capsys):
+    """The same bad value is named as the user gave it: by its flag, or by its key and file."""
+    assert cli.main([*REQUIRED, "--batch-size", "0"]) == 2
+    assert "--batch-size must be >= 1" in capsys.readouterr().err
+    config = tmp_path / "c.yaml"
+    config.write_text("stepper: {batch_size: 0}\n")
+    assert cli.main(["--config", str(config), *REQUIRED]) == 2
+    assert f"stepper.batch_size ({config}) must be >= 1" in capsys.readouterr().err
+    assert cli.main([*REQUIRED, "stepper.batch_size=0"]) == 2
+    assert "stepper.batch_size (override stepper.batch_size=0) must be" in capsys.readouterr().err

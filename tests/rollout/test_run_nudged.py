@@ -21,6 +21,8 @@ SCRIPT = ROOT / "scripts" / "ace" / "run_screamcast_nudged.py"
 spec = importlib.util.spec_from_file_location("run_nudged", SCRIPT)
 cli = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(cli)
+from screamcast.cli import demo  # noqa: E402
+
 PROG = ["u", "v", "vorticity", "tracer", "temperature"]
 
 
@@ -382,14 +384,14 @@ def test_two_ranks_equal_one_rank(tiny_checkpoint, tiny_store, tiny_reference, t
 
 
 def test_production_config_sets_defaults_and_checks_the_checkpoint(
-    tiny_checkpoint, tiny_store, tmp_path, capsys
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path, capsys
 ):
     config = ROOT / "configs" / "production" / "multistep_nudged.yaml"
-    parsed = cli.parse(["--config", str(config)])
-    assert parsed.halo_adjoint and parsed.nudge_vars == "u,v,temperature"
-    assert parsed.batch_size == 32 and not parsed.halo_adjoint_cross_face
+    parsed, _ = cli.parse(["--config", str(config)])
+    assert parsed.stepper.halo_adjoint and parsed.nudging.variables == ["u", "v", "temperature"]
+    assert parsed.stepper.batch_size == 32 and not parsed.stepper.halo_adjoint_cross_face
     argv = args(tiny_checkpoint, tiny_store, tmp_path / "o.zarr", "--config", str(config))
-    assert cli.main(argv) == 2
+    assert cli.main([*argv, "--reference", str(tiny_reference)]) == 2  # a nudged config
     assert "has model.width=16, but" in capsys.readouterr().err
     assert not (tmp_path / "o.zarr").exists()
 
@@ -402,29 +404,29 @@ def test_a_demo_store_from_before_the_wave_tracer_is_refused(tmp_path):
     store.attrs["grid"] = "ne24pg2"
     best = tmp_path / "runs" / "demo" / "best.pth"
     with pytest.raises(ValueError, match="solid-body rotation.*remove .*demo_data and .*runs/demo"):
-        cli._refuse_stale_demo(tmp_path / "demo_data" / "demo.zarr", best)
-    from screamcast.data.synthetic import FlowParameters, _store_attrs
+        demo._refuse_stale_demo(tmp_path / "demo_data" / "demo.zarr", best)
     from screamcast.grid import PhysicsGrid
+    from screamcast.sources.synthetic import FlowParameters, _store_attrs
 
     store.attrs.update(_store_attrs(PhysicsGrid.for_face_size(48), 1, FlowParameters()))
-    cli._refuse_stale_demo(tmp_path / "demo_data" / "demo.zarr", best)
+    demo._refuse_stale_demo(tmp_path / "demo_data" / "demo.zarr", best)
     assert "lifetime 6 h" in store.attrs["tracer"]
 
 
 def test_a_demo_reference_from_before_ne8pg2_is_refused_not_rebuilt(tmp_path):
     """The demo's reference moved from ne6pg2 (4 x 4 blocks, dividing the 16-cell tile) to
     ne8pg2: an old one is refused, naming it, and left in place; the demo's own passes."""
-    from screamcast.data.synthetic import write_store
+    from screamcast.sources.synthetic import write_store
 
     ref = tmp_path / "demo_data" / "reference.zarr"
     write_store(ref, 4, days=0.25, step_hours=6, coarsen=2)  # ne2pg2, not the demo's
     with pytest.raises(ValueError, match=r"reference.zarr is on 'ne2pg2'.*ne8pg2.*remove"):
-        cli._refuse_stale_reference(ref)
+        demo._refuse_stale_reference(ref)
     assert ref.exists()
-    from screamcast.data.synthetic import DEMO_REFERENCE_COARSEN, DEMO_REFERENCE_GRID
+    from screamcast.sources.synthetic import DEMO_REFERENCE_COARSEN, DEMO_REFERENCE_GRID
 
     zarr.open_group(ref, mode="r+").attrs["grid"] = DEMO_REFERENCE_GRID
-    cli._refuse_stale_reference(ref)
+    demo._refuse_stale_reference(ref)
 
     tile = OmegaConf.load(ROOT / "configs" / "data" / "demo.yaml").tile
     assert tile % DEMO_REFERENCE_COARSEN != 0  # the blocks do not divide the demo's tile

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from screamcast.data.store import StoreError, open_store
-from screamcast.data.synthetic_e3sm import write_history
 from screamcast.ingest import IngestOptions, ingest
 from screamcast.sources.coarsen import coarsen_store
+from screamcast.sources.synthetic_e3sm import write_history
 
 
 @pytest.fixture(scope="module")

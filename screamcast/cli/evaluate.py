@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Score a rollout output against a truth store and write a report folder
+(``screamcast-evaluate OUTPUT --truth STORE``; :func:`screamcast.evaluation.evaluate.evaluate`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from screamcast.evaluation.evaluate import evaluate
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="screamcast-evaluate", description=__doc__)
+    ap.add_argument("output", help="a rollout output store (local path or s3://)")
+    ap.add_argument(
+        "--truth", required=True, help="a store on the output's grid or a regular lat-lon grid"
+    )
+    ap.add_argument("--report", help="folder to write (default: <output>_report)")
+    ap.add_argument("--storage-options", default="{}", help="JSON, for s3:// stores")
+    ap.add_argument(
+        "--climatology", help="a store whose time mean is the climatology (anomaly correlation)"
+    )
+    ap.add_argument("--tile", type=int, help="tile size for seams and imprint (default: attr)")
+    ap.add_argument(
+        "--no-figures", action="store_true", help="scores and report.md only (e.g. in sweeps)"
+    )
+    a = ap.parse_args(argv)
+    report = a.report or str(a.output).rstrip("/").removesuffix(".zarr") + "_report"
+    try:
+        options = json.loads(a.storage_options)
+        evaluate(a.output, a.truth, report, options, a.climatology, a.tile, not a.no_figures)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {report}/report.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

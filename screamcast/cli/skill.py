@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""``screamcast-skill experiment=demo run_dir=runs/demo``: one-step skill of a run's best.pth.
+
+Prints the held-out one-step RMSE of a run's ``best.pth`` next to persistence's, per
+variable, over whole crops and over their inner part (``data.halo`` in from every side: what
+a rollout tile keeps). Takes the same overrides as ``scripts/train.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from screamcast.cli.hydra_config import compose_train
+from screamcast.train.skill import inner_margin, persistence_and_model_rmse
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    cfg = compose_train(argv)
+    best = Path(cfg.run_dir) / "best.pth"
+    rmse = persistence_and_model_rmse(cfg, str(best))
+    h = inner_margin(cfg.data)
+    print(f"one-step RMSE on {cfg.data.valid_samples} held-out crops ({best}), whole crops and")
+    print(f"their inner part ({h} in from every side, what a rollout tile keeps):")
+    print(f"{'variable':<14}{'model':>12}{'persistence':>14}{'ratio':>8}{'inner ratio':>13}")
+    for i, var in enumerate(cfg.data.prognostic):
+        m, p = rmse["model"][i], rmse["persistence"][i]
+        inner = rmse["model_inner"][i] / rmse["persistence_inner"][i]
+        print(f"{var:<14}{m:>12.4g}{p:>14.4g}{m / p:>8.3f}{inner:>13.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

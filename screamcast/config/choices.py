@@ -1,0 +1,10 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The values a setting may take, in one place: the config checks them, the modules that act
+on them (halo, stepper, nudging) refuse anything else."""
+
+WINDOWS = ("uniform", "linear", "cosine")  # the overlap-add's tile windows (screamcast.halo)
+PRECISIONS = ("auto", "bf16", "fp32")  # the network's arithmetic in the rollout
+INCREMENTS = ("bicubic", "bilinear", "block")  # a coarser cube reference's increment
+TIME_INTERPOLATIONS = ("cubic", "linear")  # a nudging reference between its samples
+PARTIAL = ("nudge", "refuse")  # a regional nudging reference

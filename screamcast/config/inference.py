@@ -1,0 +1,240 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The rollout's settings: one typed tree, loaded strictly from YAML and ``key=value``.
+
+A production config (``configs/production/*.yaml``) is a YAML file of this schema; the
+command line's flags map onto its keys in one table (:mod:`screamcast.cli.rollout_flags`).
+Fields whose value is recorded in the output carry the attr's name (``attr``) and whether a
+resume must match it (``resume``): :func:`recorded` and :func:`resume_attrs` read them, so the
+output's attrs and the resume check come from this one list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+
+from screamcast.config import strict
+from screamcast.config.choices import INCREMENTS, PARTIAL, PRECISIONS, TIME_INTERPOLATIONS, WINDOWS
+from screamcast.config.strict import ConfigError
+
+
+def _recorded(default, attr: str, resume: bool = True, **kw):
+    """A field whose value the output records as the attr ``attr``."""
+    meta = {"attr": attr, "resume": resume}
+    if callable(default):
+        return field(default_factory=default, metadata=meta, **kw)
+    return field(default=default, metadata=meta, **kw)
+
+
+@dataclass
+class ExpectedModel:
+    """What the checkpoint's network must be (None: not checked)."""
+
+    width: int | None = None
+    levels: int | None = None
+    blocks: int | None = None
+    upsample: str | None = None
+
+
+@dataclass
+class ExpectedInputs:
+    solar_time: bool | None = None
+    grid_metric: bool | None = None
+
+
+@dataclass
+class ExpectedGrid:
+    n: int | None = None
+    tile: int | None = None
+    halo: int | None = None
+    name: str | None = None
+
+
+@dataclass
+class CheckpointSection:
+    """The model: a training checkpoint, and what a production config requires it to be."""
+
+    path: str | None = _recorded(None, "checkpoint", resume=False)
+    model: ExpectedModel = field(default_factory=ExpectedModel)
+    inputs: ExpectedInputs = field(default_factory=ExpectedInputs)
+    grid: ExpectedGrid = field(default_factory=ExpectedGrid)
+
+    def expected(self) -> dict:
+        """``{section: {key: value}}`` of the requirements set (for the checkpoint's check)."""
+        out = {}
+        for name in ("model", "inputs", "grid"):
+            section = getattr(self, name)
+            values = {f.name: getattr(section, f.name) for f in fields(section)}
+            values = {k: v for k, v in values.items() if v is not None}
+            if values:
+                out[name] = values
+        return out
+
+
+@dataclass
+class InitialConditionSection:
+    data: str | None = _recorded(None, "initial_condition")
+    start: str | None = None  # e.g. 2020-01-13T00:00; None: the store's first time
+
+
+@dataclass
+class StoresSection:
+    """How every input store is opened."""
+
+    assume_grid: bool = False  # accept stores without lat/lon as on the checkpoint's grid
+    storage_options: dict = field(default_factory=dict)  # s3fs's, for s3:// stores
+
+
+@dataclass
+class StepperSection:
+    """How a step's tiles are predicted and reassembled."""
+
+    halo_adjoint: bool = False  # overlap-add the tiles' halo predictions inside each face
+    halo_adjoint_cross_face: bool = False  # ... and across face edges (needs halo_adjoint)
+    halo_adjoint_window: str | None = None  # the overlap-add's tile window (None: cosine)
+    batch_size: int = 16  # tiles per forward pass
+    device: str = "cpu"
+    precision: str = "auto"  # the network's: auto (bf16 on CUDA), bf16 or fp32
+    channels_last: bool = True  # the network's convolutions in NHWC
+
+    @property
+    def window(self) -> str:
+        """The overlap-add's tile window: cosine unless set (it beat uniform at every lead of
+        the demo's rollouts)."""
+        return self.halo_adjoint_window or "cosine"
+
+
+@dataclass
+class NudgingSection:
+    """A correction applied after every step (``method``: a registered corrector)."""
+
+    method: str = "relaxation"
+    reference: str | None = _recorded(None, "reference")
+    tau_hours: float = 6.0
+    increment: str = "bicubic"
+    time: str = "cubic"  # the reference between its samples: cubic or linear
+    variables: list[str] = field(default_factory=list)  # default: u, v, temperature
+    partial_reference: str = "nudge"  # a regional reference: nudge inside it, or refuse
+
+
+@dataclass
+class OutputSection:
+    path: str | None = None
+    steps: int = _recorded(24, "steps")
+    resume: bool = False
+    overwrite: bool = False
+    progress: bool = True
+
+
+@dataclass
+class ScoringSection:
+    climatology: str | None = None  # a store whose time mean the anomaly correlation uses
+
+
+@dataclass
+class InferenceConfig:
+    checkpoint: CheckpointSection = field(default_factory=CheckpointSection)
+    initial_condition: InitialConditionSection = field(default_factory=InitialConditionSection)
+    stores: StoresSection = field(default_factory=StoresSection)
+    stepper: StepperSection = field(default_factory=StepperSection)
+    nudging: NudgingSection = field(default_factory=NudgingSection)
+    output: OutputSection = field(default_factory=OutputSection)
+    scoring: ScoringSection = field(default_factory=ScoringSection)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, overrides=()) -> tuple[InferenceConfig, dict]:
+        """From a YAML file and ``key=value`` overrides; also where each set key came from."""
+        return strict.load(cls, path, overrides)
+
+    @classmethod
+    def from_keys(cls, settings: dict) -> InferenceConfig:
+        """From ``{"section.key": value}`` (library callers: benchmarks, studies)."""
+        config = cls()
+        for key, value in settings.items():
+            config.set(key, value)
+        return config
+
+    def set(self, key: str, value) -> None:
+        """Set ``section.key`` (a flag's value), checked against the field's type."""
+        section, _, name = key.partition(".")
+        doc = strict.to_dict(self)
+        strict.set_key(doc, key, value)
+        fresh = strict.from_dict(type(self), doc, "the command line")
+        setattr(self, section, getattr(fresh, section))
+
+    def check_reassembly(self) -> None:
+        """The halo adjoint's options need the halo adjoint (the crop uses no halo)."""
+        s = self.stepper
+        for key, value in (
+            ("stepper.halo_adjoint_cross_face", s.halo_adjoint_cross_face),
+            ("stepper.halo_adjoint_window", s.halo_adjoint_window),
+        ):
+            if value and not s.halo_adjoint:
+                raise ConfigError(
+                    "{" + key + "} requires {stepper.halo_adjoint}", key, "stepper.halo_adjoint"
+                )
+
+    def validate(self) -> None:
+        """Every rule on and between values; errors name the keys (:class:`ConfigError`)."""
+        s, n, o = self.stepper, self.nudging, self.output
+        self.check_reassembly()
+        _choice("stepper.halo_adjoint_window", s.window, WINDOWS)
+        _choice("stepper.precision", s.precision, PRECISIONS)
+        _choice("nudging.increment", n.increment, INCREMENTS)
+        _choice("nudging.time", n.time, TIME_INTERPOLATIONS)
+        _choice("nudging.partial_reference", n.partial_reference, PARTIAL)
+        if o.steps < 1:
+            raise ConfigError(f"{{output.steps}} must be >= 1, got {o.steps}", "output.steps")
+        if s.batch_size < 1:
+            raise ConfigError(
+                f"{{stepper.batch_size}} must be >= 1 (tiles per forward pass), got {s.batch_size}",
+                "stepper.batch_size",
+            )
+        if not n.tau_hours > 0:
+            raise ConfigError(
+                f"{{nudging.tau_hours}} must be positive, got {n.tau_hours}", "nudging.tau_hours"
+            )
+        if n.variables and not n.reference:
+            raise ConfigError(
+                "{nudging.variables} needs {nudging.reference}",
+                "nudging.variables",
+                "nudging.reference",
+            )
+        if o.resume and o.overwrite:
+            raise ConfigError(
+                "{output.resume} and {output.overwrite} exclude each other: choose one",
+                "output.resume",
+                "output.overwrite",
+            )
+        for key in ("checkpoint.path", "initial_condition.data", "output.path"):
+            section, _, name = key.partition(".")
+            if getattr(getattr(self, section), name) is None:
+                raise ConfigError("{" + key + "} is required", key)
+
+
+def _choice(key: str, value, choices) -> None:
+    if value not in choices:
+        raise ConfigError(f"{{{key}}} must be one of {', '.join(choices)}, got {value!r}", key)
+
+
+def recorded(config: InferenceConfig) -> dict:
+    """``{attr: value}`` of the fields the output records."""
+    out = {}
+    for section in fields(config):
+        value = getattr(config, section.name)
+        for f in fields(value) if is_dataclass(value) else ():
+            if "attr" in f.metadata:
+                v = getattr(value, f.name)
+                out[f.metadata["attr"]] = "" if v is None else (str(v) if isinstance(v, str) else v)
+    return out
+
+
+def resume_attrs() -> tuple[str, ...]:
+    """The attrs of config fields that a resume must match."""
+    out = []
+    for section in fields(InferenceConfig):
+        for f in fields(section.default_factory()):
+            if f.metadata.get("resume"):
+                out.append(f.metadata["attr"])
+    return tuple(out)

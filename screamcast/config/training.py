@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Structured configs registered with Hydra's ConfigStore: a misspelt key fails loudly.
+
+``configs/train.yaml`` starts from the ``base_train`` schema; group files (``data/``,
+``model/``, ...) fill it in and ``experiment/`` files override across groups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hydra.core.config_store import ConfigStore
+
+
+@dataclass
+class DataConfig:
+    url: str = "demo_data/demo.zarr"
+    storage_options: dict = field(default_factory=dict)
+    prognostic: list[str] = field(
+        default_factory=lambda: ["u", "v", "vorticity", "tracer", "temperature"]
+    )
+    diagnostic: list[str] = field(default_factory=lambda: ["precip"])
+    static: list[str] = field(default_factory=lambda: ["orography", "land_fraction"])
+    n: int = 48  # face size in cells: ne * pg of E3SM's physics grid ne<ne>pg<pg>
+    pg: int = 2  # cells per element edge, when the store's attrs do not name its grid
+    # 3-D variables: the level indices to keep, e.g. {T_mid: [0, 4, 7]} (default: every level)
+    levels: dict[str, list[int]] = field(default_factory=dict)
+    tile: int = 16
+    halo: int = 8
+    crop: int = 32
+    train_range: list[int] = field(default_factory=lambda: [0, -48])  # time indices; < 0: from end
+    valid_range: list[int] = field(default_factory=lambda: [-48, 0])  # 0 as end: to the end
+    valid_samples: int = 32
+    batch_size: int = 8
+    num_workers: int = 0
+    in_memory: bool = False  # extended faces of the time range in RAM, per process (small stores)
+    stats_from_store: bool = False  # use an ingested store's statistics (all its times)
+    assume_grid: bool = False  # accept a store without lat/lon as on the grid (else refused)
+    # forcing: insolation at t and t+1, and with this the local solar time (cos, sin of the
+    # hour angle) at both: at night the insolation is zero and cannot tell the time of day
+    solar_time: bool = True
+    # insolation at t and t+1 as input (false for data without a sun or seasons, such as a
+    # Held-Suarez dycore: the network then sees no clock it could fit the year's noise to)
+    insolation: bool = True
+    # the grid's local metric as 4 more static inputs (screamcast/grid/metric.py): the east and
+    # north extent of a pixel step in x and in y, which change across a face and past its edge
+    grid_metric: bool = True
+    # > 0: training crops drawn a region at a time (screamcast/data/region_sampler.py): blocks
+    # of about region_stride origins a side, region_crops crops cut from each fetched region,
+    # the crops of shuffle_regions regions shuffled together (lazily read stores read less)
+    region_stride: int = 0
+    region_crops: int = 4
+    shuffle_regions: int = 16
+    # a local cache of the whole shards region reads fetch (data.shard_cache), for several
+    # epochs over an S3 store: a directory ("" for none) and its bound in GiB
+    cache_dir: str = ""
+    cache_gb: float = 10.0
+    max_in_flight: int = 16  # a lazily read sample's requests in flight at once
+    s3_client: str = "s3fs"  # training crops' S3 reads: s3fs, or obstore (pip install obstore)
+
+
+@dataclass
+class ModelConfig:
+    width: int = 32
+    levels: int = 2
+    blocks: int = 1
+    # the decoder's upsampling: bilinear, or nearest (what older checkpoints were trained with,
+    # and what they keep: their configs lack the key); docs/training.md
+    upsample: str = "bilinear"
+
+
+@dataclass
+class PipelineConfig:
+    do_precip_relu: bool = False
+    precip_name: str = "precip"
+
+
+@dataclass
+class OptimConfig:
+    lr: float = 1e-4
+    weight_decay: float = 0.01
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.99])
+    grad_clip: float = 1.0
+
+
+@dataclass
+class SchedulerConfig:
+    name: str = "constant"  # constant | cosine | dampened_cosine_with_hard_restarts
+    warmup_steps: int = 0
+    cosine_n_cycles: int = 1
+    damping: float = 0.5
+    min_lr: float = 1e-6
+
+
+@dataclass
+class TrainConfig:
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    pipeline: PipelineConfig = field(default_factory=PipelineConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
+    run_dir: str = "runs/default"
+    init_from: str | None = None
+    steps: int = 1000
+    rollout_steps: int = 1
+    # the training loss, registered by name (screamcast.train.losses) or given as module:name
+    loss: str = "area_weighted_mse"
+    checkpoint_every: int = 100
+    keep_every: int = 0
+    valid_every: int = 100
+    log_every: int = 10
+    seed: int = 0
+    accelerator: str = "auto"
+    devices: int = 1
+    num_nodes: int = 1
+    strategy: str = "auto"
+    precision: str = "auto"  # auto: bf16-mixed on CUDA, 32-true on CPU
+    # Convolution weights (and so activations) in NHWC: what tensor-core convolutions want.
+    # null: on CUDA only (on CPU it slows training of the larger models: docs/training.md).
+    channels_last: bool | None = None
+    progress: bool = True
+
+
+def check_schema(cfg) -> None:
+    """Refuse keys the schema does not have, however they were added.
+
+    Hydra's struct mode stops ``optim.lrr=1``, but its own error message suggests
+    ``+optim.lrr=1``, which (like ``++``) adds the key; it was then recorded and ignored.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ConfigKeyError
+
+    try:
+        OmegaConf.merge(OmegaConf.structured(TrainConfig), OmegaConf.to_container(cfg))
+    except ConfigKeyError as err:
+        section = err.full_key.rpartition(".")[0]
+        node = OmegaConf.select(OmegaConf.structured(TrainConfig), section) if section else None
+        known = sorted((node if node is not None else OmegaConf.structured(TrainConfig)).keys())
+        raise ValueError(
+            f"config: unknown key '{err.full_key}' (known keys"
+            f"{' of ' + section if section else ''}: {', '.join(known)})"
+        ) from None
+
+
+def register() -> None:
+    """Register the schema and the ``eval_crop`` resolver (``tile + 2 * halo``)."""
+    from omegaconf import OmegaConf
+
+    ConfigStore.instance().store(name="base_train", node=TrainConfig)
+    if not OmegaConf.has_resolver("eval_crop"):
+        OmegaConf.register_new_resolver("eval_crop", lambda tile, halo: int(tile) + 2 * int(halo))
+
+
+register()

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The scores a rollout streams while it runs: what the command line hands the rollout.
+
+Against the truth when the initial-condition store holds every output time (RMSE, bias,
+persistence, drift, seams and the tile imprint, and the anomaly correlation with a
+climatology); against the nudging reference whenever the rollout is nudged.
+"""
+
+from __future__ import annotations
+
+from screamcast.evaluation.aggregator import TruthSource
+from screamcast.evaluation.anomaly_correlation import AnomalyCorrelation
+from screamcast.evaluation.drift import GlobalMeanDrift
+from screamcast.evaluation.reference_misfit import ReferenceMisfit
+from screamcast.evaluation.rmse import RmseBias
+from screamcast.evaluation.scores import Scores
+from screamcast.evaluation.seams import SeamSkill
+
+
+def truth_aggregators(truth: TruthSource, area, grid, tile: int | None, climatology=None):
+    """The scores against a truth on the rollout's cube ``grid``, in the step table's order."""
+    steps, variables = len(truth.times), truth.variables
+    aggregators = [RmseBias(truth, area), GlobalMeanDrift(truth, area)]
+    if tile:
+        aggregators.append(SeamSkill(grid.n, int(tile), grid.area, variables, steps, truth))
+    if climatology is not None:
+        aggregators.append(AnomalyCorrelation(climatology, area, variables, steps, truth))
+    return aggregators
+
+
+def rollout_scores(plan) -> Scores | None:
+    """For a :class:`~screamcast.rollout.plan.RolloutPlan`; None when there is nothing to
+    score against."""
+    variables, times = plan.prog + plan.diag, plan.out_times
+    truth = TruthSource.covering(plan.ds, variables, times)
+    aggregators = []
+    if truth is not None:
+        tile = plan.checkpoint.description.grid.tile
+        aggregators += truth_aggregators(truth, plan.grid.area, plan.grid, tile, plan.climatology)
+    if plan.corrector is not None:  # scored against the reference, with or without a truth
+        aggregators.append(ReferenceMisfit(plan.corrector, times))
+    return Scores(aggregators, variables, times) if aggregators else None
+
+
+def scored_rollout(config, source: str = "the config") -> tuple[dict, dict | None]:
+    """Run the rollout of ``config`` (:class:`~screamcast.config.inference.InferenceConfig`)
+    with the scores above streamed; write them beside the output (``<output>_metrics.csv`` /
+    ``.json``, ``_last_step.png``). Returns the rollout's summary and the step table (None
+    when there was nothing to score against)."""
+    from screamcast.rollout.run import run_rollout
+
+    summary = run_rollout(config, rollout_scores, source)
+    scores = summary["scores"]
+    if scores is None:
+        return summary, None
+    return summary, scores.write(str(config.output.path).removesuffix(".zarr"))

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Several aggregators fed the same steps, and their step table written as csv and json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from screamcast.data.channels import with_channels
+from screamcast.evaluation.rmse import RmseBias
+
+
+class Scores:
+    """The aggregators of one rollout (itself an aggregator: the rollout is handed this)."""
+
+    per_step = True
+
+    def __init__(self, aggregators: list, variables: list[str], times: np.ndarray):
+        self.aggregators, self.variables, self.times = list(aggregators), list(variables), times
+
+    def record(self, step: int, time, fields: np.ndarray) -> None:
+        for aggregator in self.aggregators:
+            aggregator.record(step, time, fields)
+
+    def record_output(self, output: xr.Dataset, steps: range) -> None:
+        """Score ``steps`` of a written output, one step in memory at a time."""
+        output = with_channels(output, self.variables, "output")  # 3-D variables' levels
+        for k in steps:
+            self.record(k, self.times[k], output[self.variables].isel(time=k).to_array().values)
+
+    def find(self, kind: type):
+        """The first aggregator of ``kind``, or None."""
+        return next((a for a in self.aggregators if isinstance(a, kind)), None)
+
+    def summary(self) -> dict:
+        """``{variable: {score: [value per step]}}`` of every per-step aggregator, in order."""
+        table: dict[str, dict] = {v: {} for v in self.variables}
+        for aggregator in self.aggregators:
+            if aggregator.per_step:
+                for v, scores in aggregator.summary().items():
+                    table[v].update(scores)
+        return table
+
+    def write(self, base: str | Path, figures: bool = True) -> dict:
+        """``<base>_metrics.csv`` / ``.json`` and, once the last step is scored against a
+        truth, ``<base>_last_step.png`` (prediction, truth and error of the first variable)."""
+        table = self.summary()
+        columns = list(dict.fromkeys(c for v in table for c in table[v]))
+        with open(f"{base}_metrics.csv", "w") as f:
+            f.write(",".join(["step", "time", "variable", *columns]) + "\n")
+            for v in table:
+                nan = [np.nan] * len(self.times)
+                scores = [table[v].get(c, nan) for c in columns]
+                f.writelines(
+                    f"{k},{self.times[k]},{v}," + ",".join(f"{s[k]:.6g}" for s in scores) + "\n"
+                    for k in range(len(self.times))
+                )
+        Path(f"{base}_metrics.json").write_text(json.dumps(table, indent=1))
+        rmse = self.find(RmseBias)
+        if figures and rmse is not None and rmse.last is not None:
+            from screamcast.evaluation.cube_net import plot_prediction
+
+            plot_prediction(f"{base}_last_step.png", *rmse.last, self.variables[0])
+        return table

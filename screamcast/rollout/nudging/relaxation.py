@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Relaxation toward a reference: ``x += alpha * P(x_ref(t) - x)``, ``alpha = 1 - exp(-dt/tau)``.
+
+``P`` keeps the scales the reference resolves (:mod:`.projection`): block means over each
+coarser cube reference cell with the increment taken back to the model's cells
+(:mod:`.increment`), the identity on the model's grid, or group means over the cells sharing a
+lat-lon reference point (cells outside a regional reference's domain are not nudged). Between
+its samples the reference is interpolated in time (:mod:`.reference`); a rollout past its last
+time, a non-finite reference value and units other than the model's are refused.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import xarray as xr
+
+from screamcast.config.choices import INCREMENTS, TIME_INTERPOLATIONS
+from screamcast.data.calendar import seconds
+from screamcast.data.store import is_latlon
+from screamcast.grid.physics import PhysicsGrid
+from screamcast.rollout.nudging.corrector import CorrectorContext
+from screamcast.rollout.nudging.errors import NudgingError
+from screamcast.rollout.nudging.increment import Increment
+from screamcast.rollout.nudging.projection import BlockProjection, NearestProjection, block_factor
+from screamcast.rollout.nudging.reference import ReferenceSeries
+from screamcast.rollout.nudging.registry import register_corrector
+
+
+class Relaxation:
+    resume_attrs = (
+        "nudge_vars",
+        "nudge_tau_hours",
+        "nudge_projection",
+        "nudge_time",
+        "nudge_coverage",
+    )
+
+    def __init__(
+        self,
+        reference: xr.Dataset,
+        variables: list[str],
+        state_vars: list[str],
+        tau_hours: float,
+        dt,  # the model's step: datetime.timedelta (cftime) or np.timedelta64
+        grid: PhysicsGrid,
+        name: str = "reference",
+        partial: str = "nudge",
+        increment: str = "bicubic",
+        time_interpolation: str = "cubic",
+    ):
+        _check_settings(tau_hours, increment, time_interpolation)
+        for v in variables:
+            if v not in state_vars:
+                raise NudgingError(
+                    f"nudge_vars: '{v}' is not a prognostic variable of the checkpoint "
+                    f"({', '.join(state_vars)})"
+                )
+            if v not in reference:
+                raise NudgingError(f"{name} has no variable '{v}' to nudge toward")
+        self.nearest: NearestProjection | None = None
+        self.blocks: BlockProjection | None = None
+        self.factor = 1
+        if is_latlon(reference):
+            self.nearest = NearestProjection(grid, reference, name, partial)
+        else:
+            self.factor = block_factor(grid, reference, name)
+            self.blocks = BlockProjection(grid, self.factor)
+        self.increment = Increment(increment, self.factor)
+        self.series = ReferenceSeries(reference, variables, name, time_interpolation)
+        self.index = [state_vars.index(v) for v in variables]
+        self.variables, self.tau_hours = list(variables), tau_hours
+        self.alpha = 1.0 - math.exp(-seconds(dt) / (tau_hours * 3600.0))
+
+    @classmethod
+    def from_config(cls, settings, context: CorrectorContext) -> Relaxation:
+        """From the ``nudging`` config section."""
+        return cls(
+            context.reference,
+            context.variables,
+            context.state_vars,
+            settings.tau_hours,
+            context.dt,
+            context.grid,
+            name=context.name,
+            partial=settings.partial_reference,
+            increment=settings.increment,
+            time_interpolation=settings.time,
+        )
+
+    @property
+    def map(self):
+        """The nearest-point map of a lat-lon reference (None for a cube reference)."""
+        return None if self.nearest is None else self.nearest.map
+
+    @property
+    def projection(self) -> str:
+        if self.nearest is not None:
+            return self.nearest.description
+        if self.factor == 1:
+            return "identity"
+        block = f"block mean over {self.factor}x{self.factor}"
+        if self.increment.kind == "block":
+            return block
+        return f"{block}, increment {self.increment.kind} in each face"
+
+    def prepare(self, first: object, last: object) -> None:
+        self.series.check_covers(first, last)
+        self.series.target(first)  # the first values it needs: read and checked now
+
+    def check_covers(self, first: object, last: object) -> None:
+        self.series.check_covers(first, last)
+
+    def target(self, time: object) -> np.ndarray:
+        return self.series.target(time)
+
+    def close(self) -> None:
+        self.series.close()
+
+    def apply(self, x: torch.Tensor, time: object) -> torch.Tensor:
+        """Nudge the prognostic state ``x (C, 6, n, n)`` in place toward the reference."""
+        ref = torch.as_tensor(self.target(time), dtype=x.dtype, device=x.device)
+        if self.nearest is not None:
+            return self._apply_nearest(x, ref.reshape(len(self.index), -1))
+        for k, c in enumerate(self.index):
+            field = x[c]  # (6, n, n)
+            if self.factor == 1:
+                x[c] += self.alpha * (ref[k] - field)
+            else:
+                coarse = self.blocks.coarse(field, x)  # (6, m, m)
+                x[c] += self.alpha * self.increment.to_cells(ref[k] - coarse)  # (6, n, n)
+        return x
+
+    def _apply_nearest(self, x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+        """``x += alpha * (ref[source] - mean_group(x))``; ``ref (V, n_points)``."""
+        source, group, area, group_area, covered = self.nearest.tensors(x)
+        for k, c in enumerate(self.index):
+            field = x[c].reshape(-1)  # (6 n n,)
+            sums = torch.zeros_like(group_area).index_add_(0, group, field * area)
+            mean = (sums / group_area)[group]  # (6 n n,)
+            delta = torch.where(covered, self.alpha * (ref[k][source] - mean), 0.0)
+            x[c] += delta.view(x[c].shape)  # (6, n, n)
+        return x
+
+    def misfit(self, fields: np.ndarray, time: object) -> np.ndarray:
+        """``(V,)``: the area-weighted RMSE of the state ``fields (C.., 6, n, n)`` (prognostic
+        variables first), seen at the reference's scales (the projection the nudging uses),
+        against the reference at ``time``, per nudged variable; NaN outside its times."""
+        if not self.series.covers(time):
+            return np.full(len(self.index), np.nan)
+        # the nudged channels only, in float64: (V, 6, n, n)
+        x = torch.as_tensor(np.asarray(fields)[self.index], dtype=torch.float64)
+        ref = torch.as_tensor(self.target(time), dtype=torch.float64)
+        out = []
+        if self.nearest is not None:
+            source, group, area, group_area, _ = self.nearest.tensors(x)
+            ref = ref.reshape(len(self.index), -1)  # (V, points)
+            for k in range(len(self.index)):
+                field = x[k].reshape(-1)  # (6 n n,)
+                mean = torch.zeros_like(group_area).index_add_(0, group, field * area)
+                d = ref[k][source] - (mean / group_area)[group]  # (6 n n,)
+                out.append(torch.sqrt((area * d * d).sum() / area.sum()))
+            return torch.stack(out).numpy()
+        block_area = self.blocks.block_area()
+        for k in range(len(self.index)):
+            coarse = self.blocks.coarse(x[k], x)  # (6, m, m)
+            d2 = (ref[k] - coarse) ** 2
+            out.append(torch.sqrt((block_area * d2).sum() / block_area.sum()))
+        return torch.stack(out).numpy()
+
+    def attrs(self) -> dict:
+        coverage = 1.0 if self.nearest is None else round(self.nearest.map.covered_fraction, 6)
+        return {
+            "nudge_vars": ",".join(self.variables),
+            "nudge_tau_hours": self.tau_hours,
+            "nudge_alpha": self.alpha,
+            "nudge_projection": self.projection,
+            "nudge_time": self.series.time_interpolation,
+            "nudge_coverage": coverage,
+            "nudge_reference_calendar": self.series.calendar,
+        } | ({} if self.nearest is not None else {"nudge_block_cells": self.factor})
+
+
+def _check_settings(tau_hours: float, increment: str, time_interpolation: str) -> None:
+    if not tau_hours > 0:
+        raise NudgingError(f"nudge_tau_hours must be positive, got {tau_hours}")
+    if increment not in INCREMENTS:
+        raise NudgingError(
+            f"nudge_increment must be one of {', '.join(INCREMENTS)}, got {increment!r}"
+        )
+    if time_interpolation not in TIME_INTERPOLATIONS:
+        raise NudgingError(
+            f"nudge_time must be one of {', '.join(TIME_INTERPOLATIONS)}, got "
+            f"{time_interpolation!r}"
+        )
+
+
+register_corrector("relaxation")(Relaxation.from_config)
