@@ -32,6 +32,8 @@ from typing import Any
 
 import torch
 
+from screamcast.replace_dir import fsync_dir
+
 LATEST, BEST = "latest.pth", "best.pth"
 TMP_SUFFIX = ".tmp"
 STEPS_RE = re.compile(r"^steps_(\d+)\.pth$")
@@ -136,15 +138,6 @@ def _plain_state(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return type(obj)(_plain_state(v) for v in obj)
     return obj
-
-
-def fsync_dir(directory: Path) -> None:
-    """Make a rename or link in ``directory`` durable."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _unlink_quietly(path: Path) -> None:

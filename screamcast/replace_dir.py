@@ -15,9 +15,16 @@ import os
 import shutil
 from pathlib import Path
 
-from screamcast.checkpoint_io import fsync_dir
-
 _RENAME_EXCHANGE = 2
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or link in ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _exchange(a: Path, b: Path) -> bool:

@@ -28,11 +28,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-figures", action="store_true", help="scores and report.md only (e.g. in sweeps)"
     )
+    ap.add_argument(
+        "--metrics", default="", help="comma-separated registered metrics (or module:name) to add"
+    )
     a = ap.parse_args(argv)
     report = a.report or str(a.output).rstrip("/").removesuffix(".zarr") + "_report"
     try:
         options = json.loads(a.storage_options)
-        evaluate(a.output, a.truth, report, options, a.climatology, a.tile, not a.no_figures)
+        metrics = [m for m in a.metrics.split(",") if m]
+        figures = not a.no_figures
+        evaluate(a.output, a.truth, report, options, a.climatology, a.tile, figures, metrics)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -109,6 +109,12 @@ FLAGS = (
         "a store on the model's grid whose time mean the anomaly correlation uses (needs the "
         "truth in --data)",
     ),
+    Flag(
+        "--metrics",
+        "scoring.metrics",
+        "comma-separated registered metrics (or module:name) to score beside the built-in ones",
+        "list",
+    ),
     Flag("--device", "stepper.device", "cpu, cuda, cuda:1, ... (default cpu)"),
     Flag("--batch-size", "stepper.batch_size", "tiles per forward pass (default 16)", type=int),
     Flag(

@@ -130,6 +130,8 @@ class OutputSection:
 @dataclass
 class ScoringSection:
     climatology: str | None = None  # a store whose time mean the anomaly correlation uses
+    # more aggregators against the truth, registered by name (screamcast.evaluation.registry)
+    metrics: list[str] = field(default_factory=list)
 
 
 @dataclass

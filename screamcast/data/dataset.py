@@ -124,6 +124,11 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
         self.max_in_flight = max_in_flight  # a sample's reads in flight at once
         self.s3_client = s3_client  # s3fs or obstore (remote.zarr_store)
+        self._init_state(layout)
+        self._init_times(times, time_range)
+
+    def _init_state(self, layout: TileLayout) -> None:
+        """What the dataset keeps between samples (caches, handles, draws)."""
         self._region_cache: OrderedDict[tuple, dict] = OrderedDict()
         # (global batch G, world): index step * G + rank + j * world is rank's (StepBatches);
         # with regions each rank draws whole regions of its own, so no two ranks read one
@@ -133,11 +138,16 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         self._draws: dict[tuple[int, int], list] = {}
         self._arrays: dict[str, Any] = {}
         self._units: list[tuple[list, list[int]]] = []  # lazy reads' units per group (_open)
+
+    def _init_times(self, times, time_range) -> None:
+        """The store's times and the start times whose targets lie inside ``time_range``."""
+        url, steps = self.url, self.steps
         if times is None:
-            times = decode_group_time(zarr.open_group(zarr_store(url, storage_options), mode="r"))
+            store = zarr_store(url, self.storage_options)
+            times = decode_group_time(zarr.open_group(store, mode="r"))
         self.times = times
         lo, hi = time_range or (0, len(times))
-        self.t_lo, self.t_hi = lo, hi - steps  # start times whose targets lie inside the range
+        self.t_lo, self.t_hi = lo, hi - steps
         if self.t_hi <= self.t_lo:
             raise ValueError(f"time range {lo}:{hi} of {url} is too short for {steps}-step samples")
 
@@ -305,7 +315,6 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
                 yield (*lead, g, ys, xs)
 
         groups = self._groups()
-        nb = 1 + len(plan.boxes)  # boxes per read unit
         units = [u for u, _ in self._units]  # built once per process (_open)
         limit = asyncio.Semaphore(self.max_in_flight)  # requests in flight at once
         shared: dict = {}  # whole-shard reads by selection: two boxes in one shard read it once
@@ -339,6 +348,12 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         # transient error (throttling, 5xx, timeouts) is read again, with backoff
         what = f"store {self.url}, crop (time {t}, face {face}, y {oy}, x {ox})"
         parts = iter(with_retries(lambda: sync(fetch()), what, self.retries, self.backoff))
+        return self._assembled(groups, parts, plan, size, (t, face, oy, ox))
+
+    def _assembled(self, groups, parts, plan, size: int, where) -> dict[str, np.ndarray]:
+        """The reads ``parts`` (in :meth:`_read_lazy`'s order: per group, per unit, per box)
+        put together into each variable's crop, non-finite values reported."""
+        nb = 1 + len(plan.boxes)  # boxes per read unit
         out = {}
         for (group, _), (group_units, order) in zip(groups, self._units, strict=True):
             per_box = [[] for _ in range(nb)]
@@ -350,7 +365,7 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
             if not np.isfinite(values).all():
                 for var, crop in zip(group, values, strict=True):
                     if not np.isfinite(crop).all():
-                        self._report_non_finite(var, crop, t, face, oy, ox)
+                        self._report_non_finite(var, crop, *where)
             out |= zip(group, values, strict=True)
         return out
 

@@ -235,3 +235,12 @@ def obstore_store(url: str, options: dict) -> Any:
         **config,
     )
     return zarr.storage.ObjectStore(s3, read_only=True)
+
+
+def writable(url: str, storage_options: dict | None = None):
+    """A writable zarr store for a local path or an ``s3://`` URL."""
+    import zarr
+
+    if "://" not in url:
+        return zarr.storage.LocalStore(url)
+    return zarr.storage.FsspecStore.from_url(url, storage_options=storage_options or {})

@@ -62,6 +62,29 @@ def open_store(
     """
     url = str(url)
     store = zarr_store(url, storage_options, retries)
+    ds = _open_zarr(store, url, retries)
+    where = f"store {url}"
+    try:
+        if "ncol" in ds.dims:  # the column kind: mapped onto the grid first
+            ds = ncol_to_native(ds, store_grid(ds, url, n, pg), name=url)
+        variables = expand(ds, variables, levels, where)
+        static_variables = expand(ds, static_variables, levels, where)
+        ds = with_channels(ds, [*variables, *static_variables], where)
+    except ChannelError as err:
+        raise StoreError(str(err)) from None
+    if latlon and is_latlon(ds):  # the lat-lon kind, as it is
+        validate_latlon(ds, url, variables)
+    else:  # the cube kind (or a column store now on the cube)
+        grid = validate(ds, url, variables, static_variables, n, assume_grid, pg)
+        if grid is not None:
+            ds.attrs["grid"] = grid.name
+    ds.attrs["screamcast_url"] = url
+    return ds
+
+
+def _open_zarr(store, url: str, retries: int) -> xr.Dataset:
+    """The zarr store, lazily, its stack (if any) as variables; refused when empty or still
+    being ingested."""
 
     def open_lazily() -> xr.Dataset:
         with warnings.catch_warnings():  # v3 stores have no consolidated metadata: expected
@@ -79,26 +102,9 @@ def open_store(
         raise StoreError(f"store {url} is empty: it has no variables")
     if ds.attrs.get("ingest_complete") is False:
         raise StoreError(
-            f"store {url} is still being written by python -m screamcast.ingest (or its "
-            "ingestion was killed): run the same ingestion command again to finish it"
+            f"store {url} is still being written by screamcast-ingest (or its ingestion was "
+            "killed): run the same ingestion command again to finish it"
         )
-    where = f"store {url}"
-    try:
-        if "ncol" in ds.dims:
-            ds = ncol_to_native(ds, store_grid(ds, url, n, pg), name=url)
-        variables = expand(ds, variables, levels, where)
-        static_variables = expand(ds, static_variables, levels, where)
-        ds = with_channels(ds, [*variables, *static_variables], where)
-    except ChannelError as err:
-        raise StoreError(str(err)) from None
-    if latlon and is_latlon(ds):
-        validate_latlon(ds, url, variables)
-        ds.attrs["screamcast_url"] = url
-        return ds
-    grid = validate(ds, url, variables, static_variables, n, assume_grid, pg)
-    if grid is not None:
-        ds.attrs["grid"] = grid.name
-    ds.attrs["screamcast_url"] = url
     return ds
 
 

@@ -41,12 +41,14 @@ def evaluate(
     climatology: str | None = None,
     tile: int | None = None,
     figures: bool = True,
+    metrics=(),
 ) -> dict:
     """Score ``output`` against ``truth`` step by step and write the report folder.
     ``climatology``: a store whose time mean (per variable) the anomaly correlation is taken
     from; ``tile``: the tiling for the seam and imprint scores (default: the output's attr);
     ``figures=False``: the scores and report.md only (drawing takes most of a small output's
-    evaluation: ~10 s of ~12 on 2 cores for a 6-variable report)."""
+    evaluation: ~10 s of ~12 on 2 cores for a 6-variable report); ``metrics``: registered
+    aggregators to add (:mod:`screamcast.evaluation.registry`)."""
     out = open_store(output, storage_options, [], (), None)
     fields = [v for v in out.data_vars if out[v].dims[:1] == ("time",)]
     variables = expand(out, fields, where=f"output {output}")  # a 3-D variable's levels
@@ -60,7 +62,7 @@ def evaluate(
     source = TruthSource(ref, variables, times, scoring.regrid)
     tile = (tile or out.attrs.get("tile")) if scoring.on_cube else None  # pixel classes: cube
     clim = _climatology(out, scoring, grid, variables, climatology, storage_options)
-    aggregators = truth_aggregators(source, scoring.area, grid, tile, clim)
+    aggregators = truth_aggregators(source, scoring.area, grid, tile, clim, metrics)
     spectra, spectra_line = _spectra(source, grid, len(times), scoring, ref, figures)
     scores = Scores(aggregators + ([spectra] if spectra else []), variables, times)
     scores.record_output(out, range(len(times)))
@@ -69,13 +71,7 @@ def evaluate(
     table = scores.write(report / "skill", figures)
     seams = scores.find(SeamSkill)
     if figures:
-        fig.plot_leads(report / "leads.png", table, variables)
-        fig.plot_drift(report / "drift.png", scores.find(GlobalMeanDrift))
-        fig.plot_bias_maps(report / "bias_maps.png", scores.find(RmseBias), scoring.lat, grid)
-        if spectra is not None:
-            fig.plot_spectra(report / "spectra.png", spectra)
-        if seams is not None and seams.last_map is not None:
-            fig.plot_tile_imprint(report / "tile_imprint.png", seams, variables)
+        _draw(report, scores, table, scoring, grid)
     spectra_line = f"Scored on {scoring.description}.\n\n{spectra_line}"
     lines = report_lines(
         output,
@@ -92,6 +88,19 @@ def evaluate(
     lines += [f"- `{k}`: {v}" for k, v in out.attrs.items() if k != "screamcast_url"]
     (report / "report.md").write_text("\n".join(lines) + "\n")
     return table
+
+
+def _draw(report: Path, scores: Scores, table: dict, scoring, grid) -> None:
+    """The report's figures, each from its aggregator's summary."""
+    variables = scores.variables
+    fig.plot_leads(report / "leads.png", table, variables)
+    fig.plot_drift(report / "drift.png", scores.find(GlobalMeanDrift))
+    fig.plot_bias_maps(report / "bias_maps.png", scores.find(RmseBias), scoring.lat, grid)
+    spectra, seams = scores.find(PowerSpectra), scores.find(SeamSkill)
+    if spectra is not None:
+        fig.plot_spectra(report / "spectra.png", spectra)
+    if seams is not None and seams.last_map is not None:
+        fig.plot_tile_imprint(report / "tile_imprint.png", seams, variables)
 
 
 def _spectra(source, grid, steps: int, scoring, ref, figures: bool):

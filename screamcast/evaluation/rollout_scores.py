@@ -13,20 +13,24 @@ from screamcast.evaluation.aggregator import TruthSource
 from screamcast.evaluation.anomaly_correlation import AnomalyCorrelation
 from screamcast.evaluation.drift import GlobalMeanDrift
 from screamcast.evaluation.reference_misfit import ReferenceMisfit
+from screamcast.evaluation.registry import metric_factory
 from screamcast.evaluation.rmse import RmseBias
 from screamcast.evaluation.scores import Scores
 from screamcast.evaluation.seams import SeamSkill
 
 
-def truth_aggregators(truth: TruthSource, area, grid, tile: int | None, climatology=None):
-    """The scores against a truth on the rollout's cube ``grid``, in the step table's order."""
+def truth_aggregators(
+    truth: TruthSource, area, grid, tile: int | None, climatology=None, metrics=()
+) -> list:
+    """The scores against a truth on the rollout's cube ``grid``, in the step table's order;
+    ``metrics``: registered ones to add (:mod:`screamcast.evaluation.registry`)."""
     steps, variables = len(truth.times), truth.variables
     aggregators = [RmseBias(truth, area), GlobalMeanDrift(truth, area)]
     if tile:
         aggregators.append(SeamSkill(grid.n, int(tile), grid.area, variables, steps, truth))
     if climatology is not None:
         aggregators.append(AnomalyCorrelation(climatology, area, variables, steps, truth))
-    return aggregators
+    return aggregators + [metric_factory(name)(truth, grid, area) for name in metrics]
 
 
 def rollout_scores(plan) -> Scores | None:
@@ -37,7 +41,9 @@ def rollout_scores(plan) -> Scores | None:
     aggregators = []
     if truth is not None:
         tile = plan.checkpoint.description.grid.tile
-        aggregators += truth_aggregators(truth, plan.grid.area, plan.grid, tile, plan.climatology)
+        metrics = plan.config.scoring.metrics
+        grid = plan.grid
+        aggregators += truth_aggregators(truth, grid.area, grid, tile, plan.climatology, metrics)
     if plan.corrector is not None:  # scored against the reference, with or without a truth
         aggregators.append(ReferenceMisfit(plan.corrector, times))
     return Scores(aggregators, variables, times) if aggregators else None

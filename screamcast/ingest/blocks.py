@@ -169,7 +169,7 @@ def _write(plan: Plan, fields: dict[str, np.ndarray], t0: int, t1: int) -> None:
     import zarr
 
     from screamcast.data import stacked
-    from screamcast.ingest.store import writable
+    from screamcast.data.remote import writable
 
     group = zarr.open_group(writable(plan.store, plan.storage_options), mode="r+")
     spec = group.attrs.get(stacked.ATTR)

@@ -19,18 +19,10 @@ import numpy as np
 from screamcast import __version__
 from screamcast.data import stacked
 from screamcast.data.calendar import encode
+from screamcast.data.remote import writable
 from screamcast.ingest.blocks import Plan
 
 TITLE = "screamcast ingested E3SM history"
-
-
-def writable(url: str, storage_options: dict | None = None):
-    """A writable zarr store for a local path or an ``s3://`` URL."""
-    import zarr
-
-    if "://" not in url:
-        return zarr.storage.LocalStore(url)
-    return zarr.storage.FsspecStore.from_url(url, storage_options=storage_options or {})
 
 
 def fingerprint(catalogue, options: dict) -> str:
@@ -170,7 +162,7 @@ def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 256) 
     chunks ``chunk`` a side."""
     import zarr
 
-    cat, n = plan.catalogue, plan.catalogue.grid.n
+    cat = plan.catalogue
     group = zarr.open_group(writable(plan.store, plan.storage_options), mode="w-")
     # first: a store killed while being created is recognised as this ingestion's (recreated)
     group.attrs.update(attrs | {"title": TITLE, "ingest_created": False, "ingest_complete": False})
@@ -181,6 +173,29 @@ def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 256) 
         )
         arr[:] = values
         arr.attrs.update(coords[name][2])
+    _create_fields(group, plan, coords, T, chunk, shard)
+    _create_coordinates(group, cat)
+    group.attrs.update(
+        attrs
+        | {
+            "title": TITLE,
+            "grid": cat.grid.name,
+            "calendar": cat.calendar,
+            "coordinates": "lat lon area",
+            "Conventions": "CF-1.8",
+            "screamcast_version": __version__,
+            "source_files": cat.files,
+            "missing_times": [str(t) for t in cat.missing],
+            "sources_state": cat.sources_state,
+            "ingest_created": True,
+            "ingest_complete": False,
+        }
+    )
+
+
+def _create_fields(group, plan: Plan, coords: dict, T: int, chunk: int, shard: int) -> None:
+    """The output variables' arrays: one stack, or one array per variable."""
+    cat, n = plan.catalogue, plan.catalogue.grid.n
     variables = []  # (name, channels, level dim, attrs) in the store's order
     for name, (src, _) in plan.outputs.items():
         level_dim = plan.level_dims.get(name)
@@ -202,6 +217,11 @@ def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 256) 
                 dimension_names=dims,
             )
             arr.attrs.update(attrs_v)
+
+
+def _create_coordinates(group, cat) -> None:
+    """``time`` (CF-encoded in the model's calendar) and the grid's ``lat``, ``lon``, ``area``."""
+    T = len(cat.times)
     counts, units, calendar = encode(cat.times)
     t = group.create_array("time", shape=(T,), dtype="int64", dimension_names=["time"])
     t[:] = counts
@@ -218,22 +238,6 @@ def create(plan: Plan, attrs: dict, chunk: int, coords: dict, shard: int = 256) 
     )
     arr[:] = g.area
     arr.attrs["units"] = "sr"
-    group.attrs.update(
-        attrs
-        | {
-            "title": TITLE,
-            "grid": g.name,
-            "calendar": cat.calendar,
-            "coordinates": "lat lon area",
-            "Conventions": "CF-1.8",
-            "screamcast_version": __version__,
-            "source_files": cat.files,
-            "missing_times": [str(t) for t in cat.missing],
-            "sources_state": cat.sources_state,
-            "ingest_created": True,
-            "ingest_complete": False,
-        }
-    )
 
 
 def finish(plan: Plan, stats: dict, non_finite: dict | None = None) -> None:

@@ -67,28 +67,31 @@ def coarsen_store(
             coords={"time": part["time"].values} | _level_coords(ds, names),
         )
         if b0 == 0:
-            out = out.assign_coords(
-                lat=(HORIZONTAL, coarse.lat, {"units": "degrees_north"}),
-                lon=(HORIZONTAL, coarse.lon, {"units": "degrees_east"}),
-                area=(HORIZONTAL, coarse.area, {"units": "sr"}),
-            )
-            out.attrs = {
-                "title": TITLE,
-                "grid": coarse.name,
-                "calendar": calendar,
-                "coarsened_from": str(url),
-                "source_grid": fine.name,
-                "block_cells": factor,
-                "every": every,
-            }
-            enc = {"time": {"units": units, "calendar": calendar, "dtype": "int64"}}
-            enc |= {
-                v: {"chunks": (1,) * (out[v].ndim - 3) + (1, coarse.n, coarse.n)} for v in names
-            }
-            out.to_zarr(output, mode="w-", encoding=enc, consolidated=False)
+            _create(out, output, coarse, names, url, fine, factor, every, units, calendar)
         else:
             out.to_zarr(output, append_dim="time", consolidated=False)
     return output
+
+
+def _create(out, output, coarse, names, url, fine, factor, every, units, calendar) -> None:
+    """The coarse store with its first block of times, its grid and its provenance."""
+    out = out.assign_coords(
+        lat=(HORIZONTAL, coarse.lat, {"units": "degrees_north"}),
+        lon=(HORIZONTAL, coarse.lon, {"units": "degrees_east"}),
+        area=(HORIZONTAL, coarse.area, {"units": "sr"}),
+    )
+    out.attrs = {
+        "title": TITLE,
+        "grid": coarse.name,
+        "calendar": calendar,
+        "coarsened_from": str(url),
+        "source_grid": fine.name,
+        "block_cells": factor,
+        "every": every,
+    }
+    enc = {"time": {"units": units, "calendar": calendar, "dtype": "int64"}}
+    enc |= {v: {"chunks": (1,) * (out[v].ndim - 3) + (1, coarse.n, coarse.n)} for v in names}
+    out.to_zarr(output, mode="w-", encoding=enc, consolidated=False)
 
 
 def _level_coords(ds: xr.Dataset, names: list[str]) -> dict:

@@ -196,7 +196,6 @@ def write_store(
     chunk = chunk or (n if n <= 64 else 128)  # fewer, larger chunks: zarr pays per chunk
     chunks = (time_chunk, 1, min(chunk, n), min(chunk, n))
     block = max(block // time_chunk, 1) * time_chunk  # appends stay chunk-aligned
-    consolidated = zarr_format == 2  # consolidated metadata is not part of zarr v3
     for b0 in range(0, len(times), block):
         tb = times[b0 : b0 + block]
         fields = [evaluate(p, t, t0, fine.lat, fine.lon) for t in tb]
@@ -208,21 +207,23 @@ def write_store(
             _write_stacked(path, ds, b0, times, static, chunk)
         elif b0 == 0:
             ds = _with_statics(ds, fine, coarsen)
-            encoding = {name: {"chunks": chunks} for name in PROGNOSTIC + DIAGNOSTIC}
-            encoding |= {name: {"chunks": chunks[1:]} for name in STATIC}
-            # exact integer counts (a 20-min step is not a whole number of float hours)
-            encoding["time"] = time_encoding(times)
-            ds.to_zarr(
-                path,
-                mode="w-",
-                encoding=encoding,
-                zarr_format=zarr_format,
-                consolidated=consolidated,
-            )
+            _create_variables(path, ds, times, chunks, zarr_format)
         else:
             ds = ds.drop_vars(["lat", "lon", "area"])
-            ds.to_zarr(path, append_dim="time", consolidated=consolidated)
+            ds.to_zarr(path, append_dim="time", consolidated=zarr_format == 2)
     return path
+
+
+def _create_variables(path: Path, ds: xr.Dataset, times, chunks, zarr_format) -> None:
+    """The one-array-per-variable store with its first block of times."""
+    encoding = {name: {"chunks": chunks} for name in PROGNOSTIC + DIAGNOSTIC}
+    encoding |= {name: {"chunks": chunks[1:]} for name in STATIC}
+    # exact integer counts (a 20-min step is not a whole number of float hours)
+    encoding["time"] = time_encoding(times)
+    consolidated = zarr_format == 2  # consolidated metadata is not part of zarr v3
+    ds.to_zarr(
+        path, mode="w-", encoding=encoding, zarr_format=zarr_format, consolidated=consolidated
+    )
 
 
 DIMS = ("face", "y", "x")

@@ -76,3 +76,33 @@ def test_errors_name_the_flag_or_the_key_that_set_a_value(tmp_path, capsys):
     assert f"stepper.batch_size ({config}) must be >= 1" in capsys.readouterr().err
     assert cli.main([*REQUIRED, "stepper.batch_size=0"]) == 2
     assert "stepper.batch_size (override stepper.batch_size=0) must be" in capsys.readouterr().err
+
+
+def test_the_config_and_the_flag_form_give_identical_outputs(tmp_path):
+    """configs/production/multistep_nudged.yaml against the same settings as flags, on a
+    checkpoint of its architecture (the characterisation test's): the same bytes out."""
+    import numpy as np
+    import xarray as xr
+
+    from screamcast.config.inference import InferenceConfig
+    from tests.test_characterization_inference import make_checkpoint, make_inputs
+
+    path = ROOT / "configs/production/multistep_nudged.yaml"
+    config, _ = InferenceConfig.load(path)
+    store, ref = make_inputs(tmp_path)
+    ckpt = make_checkpoint(config.checkpoint.expected(), store, tmp_path / "ckpt.pth")
+    common = ["--checkpoint", str(ckpt), "--data", str(store), "--reference", str(ref)]
+    common += ["--steps", "3", "--no-progress"]
+    a, b = tmp_path / "config.zarr", tmp_path / "flags.zarr"
+    assert cli.main([*common, "--output", str(a), "--config", str(path)]) == 0
+    flags = ["--halo-adjoint", "--halo-adjoint-window", "cosine", "--batch-size", "32"]
+    flags += ["--nudge-tau-hours", "6", "--nudge-vars", "u,v,temperature"]
+    assert cli.main([*common, "--output", str(b), *flags]) == 0
+    x, y = (xr.open_zarr(p, consolidated=False, chunks=None) for p in (a, b))
+    for v in x.data_vars:
+        assert x[v].values.tobytes() == y[v].values.tobytes(), v
+    assert {k: v for k, v in x.attrs.items() if k != "command"} == {
+        k: v for k, v in y.attrs.items() if k != "command"
+    }
+    assert x.attrs["nudge_vars"] == "u,v,temperature" and x.attrs["halo_adjoint_window"] == "cosine"
+    assert not np.array_equal(x.u.values[-1], x.u.values[0])

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""A toy nudging plug-in (the test of "a new nudging method is one file and one config
+entry"): relax each variable's area-weighted global mean toward the reference's, leaving
+every pattern alone."""
+
+import math
+
+import numpy as np
+import torch
+
+from screamcast.data.calendar import seconds
+from screamcast.grid.physics import PhysicsGrid
+from screamcast.rollout.nudging import register_corrector
+from screamcast.rollout.nudging.reference import ReferenceSeries
+
+
+class GlobalMean:
+    resume_attrs = ("nudge_vars", "nudge_tau_hours")
+
+    def __init__(self, settings, context):
+        self.variables = list(context.variables)
+        self.index = [context.state_vars.index(v) for v in self.variables]
+        self.tau_hours = settings.tau_hours
+        self.alpha = 1.0 - math.exp(-seconds(context.dt) / (settings.tau_hours * 3600.0))
+        self.series = ReferenceSeries(context.reference, self.variables, context.name, "linear")
+        ref_area = PhysicsGrid.from_name(context.reference.attrs["grid"]).area
+        self.ref_weights = ref_area / ref_area.sum()  # (6, m, m)
+        self.weights = torch.as_tensor(context.grid.area / context.grid.area.sum())  # (6, n, n)
+
+    def _gap(self, x: torch.Tensor, time) -> torch.Tensor:
+        """(V,): the reference's global mean minus the state's."""
+        target = (self.series.target(time) * self.ref_weights).sum(axis=(-3, -2, -1))  # (V,)
+        w = self.weights.to(x.dtype)
+        mean = torch.stack([(x[c] * w).sum() for c in self.index])
+        return torch.as_tensor(target, dtype=x.dtype) - mean
+
+    def prepare(self, first, last) -> None:
+        self.series.check_covers(first, last)
+
+    def apply(self, x: torch.Tensor, time) -> torch.Tensor:
+        for k, gap in zip(self.index, self.alpha * self._gap(x, time), strict=True):
+            x[k] += gap
+        return x
+
+    def misfit(self, fields, time) -> np.ndarray:
+        x = torch.as_tensor(np.asarray(fields), dtype=torch.float64)
+        return np.abs(self._gap(x, time).numpy())
+
+    def attrs(self) -> dict:
+        return {"nudge_vars": ",".join(self.variables), "nudge_tau_hours": self.tau_hours}
+
+    def close(self) -> None:
+        self.series.close()
+
+
+register_corrector("global_mean")(GlobalMean)
