@@ -117,7 +117,8 @@ class TrainConfig:
     strategy: str = "auto"
     precision: str = "auto"  # auto: bf16-mixed on CUDA, 32-true on CPU
     # Convolution weights (and so activations) in NHWC: what tensor-core convolutions want.
-    # null: on CUDA only (on CPU it slows training of the larger models: docs/training.md).
+    # null: on CUDA only (on CPU it slows training of the larger models:
+    # docs/notes/2026-11-training.md).
     channels_last: bool | None = None
     progress: bool = True
 
