@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print("demo:", " ".join(argv), flush=True)
     config, origin = parse(argv)
     try:
-        _, table = _run(config, origin)
+        summary, table = _run(config, origin)
     except ConfigError as err:  # a bad setting or input, named as the user gave it
         print(f"error: {worded(err, origin)}", file=sys.stderr)
         return 2
@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:  # the disk or the filesystem refused (permissions, space, ...)
         print(f"error: {err}", file=sys.stderr)
         return 1
-    _report(config, table)
+    if summary.get("rank", 0) == 0:  # one report for several ranks
+        _report(config, table)
     return 0
 
 

@@ -49,19 +49,26 @@ def run_rollout(
     scores = None
     try:
         rank, world, device = _ranks(config.stepper.device)
-        if rank != 0:
-            _steps(plan, None, rank, world, device)
-            return summary | {"scores": None}
+        summary["rank"] = rank
+        if world > 1:  # by faces; scored by rank 0 from the finished output
+            from screamcast.rollout.parallel_run import run_decomposed
+
+            summary["exchange"] = run_decomposed(plan, rank, world, device)
+            if rank == 0 and scoring is not None:
+                scores = scoring(plan)
+                if scores is not None:
+                    _record_written(plan, scores, range(config.output.steps + 1))
+            return summary | {"scores": scores}
         scores = scoring(plan) if scoring is not None else None
         with FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True):
-            _execute(plan, rank, world, device, scores)
+            _execute(plan, device, scores)
     finally:
         if plan.corrector is not None:
             plan.corrector.close()
     return summary | {"scores": scores}
 
 
-def _execute(plan: RolloutPlan, rank: int, world: int, device: str, scores) -> None:
+def _execute(plan: RolloutPlan, device: str, scores) -> None:
     """Rank 0 under the output's lock: create / replace in the staging directory, or resume."""
     o = plan.config.output
     action = out.check_existing(plan.output, o.resume, o.overwrite)
@@ -76,7 +83,7 @@ def _execute(plan: RolloutPlan, rank: int, world: int, device: str, scores) -> N
     )
     if action == "resume":  # checked again under the lock: the output may have moved on
         out.check_resume_settings(plan.output, plan.attrs, plan.resume_keys)
-        _steps(plan, writer, rank, world, device, scores)
+        _steps(plan, writer, device, scores)
         return
     out.discard_staging(plan.output)  # a killed run's leftovers
     staging = out.staging_path(plan.output)
@@ -88,7 +95,7 @@ def _execute(plan: RolloutPlan, rank: int, world: int, device: str, scores) -> N
             writer.close()
             publish(staging, plan.output)
             writer.path = plan.output
-        _steps(plan, writer, rank, world, device, scores)
+        _steps(plan, writer, device, scores)
         if action == "replace":  # the old output stays until the new one is complete
             publish(staging, plan.output)
     except BaseException:
@@ -98,19 +105,15 @@ def _execute(plan: RolloutPlan, rank: int, world: int, device: str, scores) -> N
         raise
 
 
-def _start(plan: RolloutPlan, writer: RolloutWriter | None, scores) -> tuple[int, torch.Tensor]:
+def _start(plan: RolloutPlan, writer: RolloutWriter, scores) -> tuple[int, torch.Tensor]:
     """The step to continue from and its prognostic state; the steps already there scored."""
     C = len(plan.prog)
     if plan.action != "resume":
         if scores is not None:
             scores.record(0, plan.out_times[0], plan.initial)
         return 0, torch.as_tensor(plan.initial[:C])
-    reader = writer or RolloutWriter(
-        plan.output, plan.prog + plan.diag, {}, plan.grid, {}, plan.out_times
-    )
-    done, last_time, fields = reader.recover()
-    if writer is not None:
-        writer.note_resume(done, plan.attrs["command"])
+    done, last_time, fields = writer.recover()
+    writer.note_resume(done, plan.attrs["command"])
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
     if scores is not None:  # the steps written before the interruption, one at a time
         _record_written(plan, scores, range(k0 + 1))
@@ -126,7 +129,7 @@ def _record_written(plan: RolloutPlan, scores, steps: range) -> None:
         scores.record(k, plan.out_times[k], written[variables].isel(time=k).to_array().values)
 
 
-def _stepper(plan: RolloutPlan, rank: int, world: int, device: str) -> GlobalStepper:
+def _stepper(plan: RolloutPlan, device: str) -> GlobalStepper:
     s, desc = plan.config.stepper, plan.checkpoint.description
     pipeline = build_pipeline(plan.cfg, Stats.from_dict(desc.stats))
     pipeline.load_state_dict(plan.checkpoint.weights)
@@ -137,26 +140,17 @@ def _stepper(plan: RolloutPlan, rank: int, world: int, device: str) -> GlobalSte
         s.batch_size,
         s.precision,
         s.channels_last,
-        rank,
-        world,
         window=s.window,
     )
     return GlobalStepper(pipeline, layout, plan.static_fields, config)
 
 
-def _steps(
-    plan: RolloutPlan,
-    writer: RolloutWriter | None,
-    rank: int,
-    world: int,
-    device: str,
-    scores=None,
-) -> None:
-    """Step from the last complete step (or the start) to the end; ``writer`` on rank 0."""
+def _steps(plan: RolloutPlan, writer: RolloutWriter, device: str, scores=None) -> None:
+    """Step from the last complete step (or the start) to the end."""
     steps, C = plan.config.output.steps, len(plan.prog)
     k0, x = _start(plan, writer, scores)
-    stepper = _stepper(plan, rank, world, device)
-    bar = _bar(plan.config, k0) if writer is not None else None
+    stepper = _stepper(plan, device)
+    bar = _bar(plan.config, k0)
     t_wall, times = time.perf_counter(), plan.out_times
     try:
         for k in range(k0, steps):
@@ -167,8 +161,7 @@ def _steps(
             y = torch.cat([x, y[C:]]) if plan.diag else x
             constraints.clamp_(y[None], stepper.bounded)  # after the correction too
             _check_state(y, plan.prog + plan.diag, k + 1, times[k + 1], plan.output)
-            if writer is not None:
-                writer.append(times[k + 1], y.numpy())  # written while the next step runs
+            writer.append(times[k + 1], y.numpy())  # written while the next step runs
             if scores is not None:
                 scores.record(k + 1, times[k + 1], y.numpy())
             if bar is not None:
@@ -176,8 +169,7 @@ def _steps(
                 hours = (k + 1 - k0) * seconds(plan.dt) / 3600.0
                 bar.set_postfix(sim_h_per_wall_s=f"{hours / (time.perf_counter() - t_wall):.1f}")
     finally:
-        if writer is not None:
-            writer.close()
+        writer.close()
         if bar is not None:
             bar.close()
 

@@ -5,9 +5,8 @@
 :class:`GlobalStepper` is the :class:`screamcast.model.stepper.Stepper` of the whole cube.
 
 Geometry (tile lat/lon, static inputs per tile) is computed once; each step only gathers the
-state, evaluates the insolation on the tiles and runs the network. With several ranks each
-takes every ``world``-th batch of tiles and the predictions are summed across ranks (exact:
-the other ranks contribute zeros), so every rank reassembles the same global state.
+state, evaluates the insolation on the tiles and runs the network. Several ranks split the
+globe by faces instead (:class:`~screamcast.rollout.domain_stepper.DomainStepper`).
 """
 
 from __future__ import annotations
@@ -75,15 +74,13 @@ class Reassembly(str, Enum):
 
 @dataclass(frozen=True)
 class StepperConfig:
-    """How :class:`GlobalStepper` runs: reassembly, device and arithmetic, batching, ranks."""
+    """How :class:`GlobalStepper` runs: reassembly, device and arithmetic, batching."""
 
     reassembly: Reassembly = Reassembly.CROP
     device: str = "cpu"
     batch_size: int = 16  # tiles per forward pass
     precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
     channels_last: bool = True  # the network's convolutions in NHWC
-    rank: int = 0  # this rank takes every world-th batch of tiles
-    world: int = 1
     window: str = "cosine"  # the overlap-add's tile window (screamcast.halo.tile_window)
 
 
@@ -105,7 +102,7 @@ class GlobalStepper:
         self.bounded = pipeline.bounded  # the outputs' bounds (screamcast.model.constraints)
         self.pipeline = inference_network(pipeline, self.device, c.channels_last)
         self.op = HaloOperator(layout, self.device)
-        self.batch_size, self.rank, self.world = c.batch_size, c.rank, c.world
+        self.batch_size = c.batch_size
         self.halo_adjoint = c.reassembly.halo_adjoint
         self.cross_face = c.reassembly.cross_face
         self.window = c.window
@@ -146,10 +143,14 @@ class GlobalStepper:
     def predict_tiles(self, x: torch.Tensor, t0, t1) -> torch.Tensor:
         """``x (C, 6, n, n)`` -> predictions on every tile pixel ``(n_tiles, C + D, S, S)``."""
         tiles = self.op.gather(x[None].to(self.device))  # (n_tiles, C, S, S)
+        return self._forward(tiles, t0, t1)
+
+    def _forward(self, tiles: torch.Tensor, t0, t1) -> torch.Tensor:
+        """The network on ``tiles (N, C, S, S)`` (matching ``static_tiles``), ``batch_size`` at
+        a time: ``(N, C + D, S, S)``."""
         out = None
-        starts = list(range(0, tiles.shape[0], self.batch_size))
         bf16 = self.precision == "bf16"
-        for b in starts[self.rank :: self.world]:
+        for b in range(0, tiles.shape[0], self.batch_size):
             sl = slice(b, b + self.batch_size)
             forcing = self.forcing(t0, t1, sl)  # (batch, 2, S, S), float32
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
@@ -157,11 +158,6 @@ class GlobalStepper:
             if out is None:
                 out = torch.zeros((tiles.shape[0], *y.shape[1:]), device=self.device)
             out[sl] = y
-        if self.world > 1:
-            if out is None:  # more ranks than batches
-                C = self.pipeline.n_prognostic + len(self.pipeline.diagnostic)
-                out = torch.zeros((tiles.shape[0], C, *tiles.shape[2:]), device=self.device)
-            torch.distributed.all_reduce(out)
         return out
 
     def step(self, x: torch.Tensor, t0, t1) -> torch.Tensor:

@@ -43,8 +43,14 @@ class RolloutWriter:
         attrs: dict,
         times: np.ndarray | None = None,
         levels: dict[str, tuple[str, np.ndarray, dict]] | None = None,
+        faces: range | None = None,
     ):
+        """``faces``: this writer's region when several ranks write one output (each rank its
+        faces, chunks one face each, so no two ranks write one chunk); the steps are then
+        committed by :meth:`commit` once every rank's region is written."""
         self.path, self.variables, self.var_attrs = Path(path), variables, var_attrs
+        self.faces = faces
+        self._next: int | None = None  # the step the next append writes
         self.grid, self.attrs, self.times = grid, attrs, times
         # 3-D variables' vertical coordinates, {var: (dim, values, attrs)} (the store's)
         self.levels = levels or {}
@@ -68,7 +74,7 @@ class RolloutWriter:
         dims = ["time", "face", "y", "x"]
         # zarr pays a fixed cost per chunk written: small grids keep a whole step of a variable
         # in one chunk; large ones one face per chunk (a 2048^2 face is 16 MB already)
-        chunks = (1, 6, n, n) if n <= 256 else (1, 1, n, n)
+        chunks = (1, 6, n, n) if n <= 256 and self.faces is None else (1, 1, n, n)
         for var, members in grouped(self.variables).items():
             self._create_variable(group, var, members, T, chunks)
         values, units, calendar = encode(self.times)  # in the initial condition's calendar
@@ -137,15 +143,16 @@ class RolloutWriter:
         return self._group
 
     def append(self, time: np.datetime64, fields: np.ndarray) -> None:
-        """Queue the next time, ``fields (V, 6, n, n)`` in ``variables`` order, for writing.
-
-        Returns once the previous step is on disk and this one is copied (the caller may reuse
-        ``fields``); this step is written in the background. Errors of a background write are
-        raised here or by :meth:`close`.
+        """Queue the next time, ``fields (V, 6, n, n)`` (``(V, F, n, n)`` for a writer of
+        ``faces``) in ``variables`` order, for writing. Returns once the previous step is on
+        disk and this one is copied (the caller may reuse ``fields``); this step is written in
+        the background. Errors of a background write are raised here or by :meth:`close`.
         """
         self.flush()
         group = self._open()
-        k = int(group.attrs.get("complete_steps", 0))
+        if self._next is None:
+            self._next = int(group.attrs.get("complete_steps", 0))
+        k = self._next
         if self.times is not None and self.times[k] != time:
             raise ValueError(f"step {k} of {self.path} is {self.times[k]}, not {time}")
         if self._arrays is None:
@@ -153,18 +160,31 @@ class RolloutWriter:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="rollout-writer")
         data = np.array(fields, dtype=np.float32)  # a copy: the caller's buffer is free again
         self._pending = self._pool.submit(self._write, k, data)
+        self._next = k + 1
 
     def _write(self, k: int, data: np.ndarray) -> None:
+        faces = () if self.faces is None else (slice(self.faces.start, self.faces.stop),)
+
         async def write_all():  # every variable's chunks in flight at once
             await asyncio.gather(
                 *(
-                    a.setitem(k if pos is None else (k, pos), data[i])
+                    a.setitem((k, *faces) if pos is None else (k, pos, *faces), data[i])
                     for i, (a, pos) in enumerate(self._arrays)
                 )
             )
 
         sync(write_all())
-        self._group.attrs["complete_steps"] = k + 1  # only after every chunk is written
+        if self.faces is None:
+            self.commit(k)  # only after every chunk is written
+
+    def commit(self, k: int) -> None:
+        """Step ``k`` is complete: every chunk of it is written (by every rank)."""
+        self._open().attrs["complete_steps"] = k + 1
+
+    def face_chunked(self) -> bool:
+        """Whether every variable is chunked one face at a time (several ranks may write)."""
+        group = self._open()
+        return all(group[v].chunks[-3] == 1 for v in {var for var, _ in self.targets})
 
     def flush(self) -> None:
         """Wait for the step in flight; re-raise its error, naming the output."""
@@ -183,7 +203,7 @@ class RolloutWriter:
         finally:
             if self._pool is not None:
                 self._pool.shutdown()
-            self._pool, self._arrays, self._group = None, None, None
+            self._pool, self._arrays, self._group, self._next = None, None, None, None
 
     def close_quietly(self) -> None:
         """Close after another error: a failing write must not hide the error being raised."""

@@ -12,6 +12,7 @@ time, a non-finite reference value and units other than the model's are refused.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -74,6 +75,18 @@ class Relaxation:
         self.index = [state_vars.index(v) for v in variables]
         self.variables, self.tau_hours = list(variables), tau_hours
         self.alpha = 1.0 - math.exp(-seconds(dt) / (tau_hours * 3600.0))
+        self.faces = slice(None)  # the faces apply() is given: all, or one rank's
+        self.reduce = None  # sums over the ranks (a lat-lon reference's groups straddle them)
+
+    def restrict(self, faces: range, reduce) -> Relaxation:
+        """This corrector for one rank of a domain-decomposed rollout: :meth:`apply` takes
+        the state of ``faces`` only. Cube blocks lie inside a face, so they nudge exactly as
+        on one rank; a lat-lon reference's groups of cells may straddle ranks: their sums are
+        added over the ranks by ``reduce`` (in another order than one rank's: equal to float
+        rounding)."""
+        view = copy.copy(self)
+        view.faces, view.reduce = slice(faces.start, faces.stop), reduce
+        return view
 
     @classmethod
     def from_config(cls, settings, context: CorrectorContext) -> Relaxation:
@@ -121,28 +134,36 @@ class Relaxation:
         self.series.close()
 
     def apply(self, x: torch.Tensor, time: object) -> torch.Tensor:
-        """Nudge the prognostic state ``x (C, 6, n, n)`` in place toward the reference."""
+        """Nudge the prognostic state ``x (C, F, n, n)`` (this corrector's faces: all six, or
+        one rank's) in place toward the reference."""
         ref = torch.as_tensor(self.target(time), dtype=x.dtype, device=x.device)
         if self.nearest is not None:
             return self._apply_nearest(x, ref.reshape(len(self.index), -1))
+        ref = ref[:, self.faces]  # (V, F, m, m)
         for k, c in enumerate(self.index):
-            field = x[c]  # (6, n, n)
+            field = x[c]  # (F, n, n)
             if self.factor == 1:
                 x[c] += self.alpha * (ref[k] - field)
             else:
-                coarse = self.blocks.coarse(field, x)  # (6, m, m)
-                x[c] += self.alpha * self.increment.to_cells(ref[k] - coarse)  # (6, n, n)
+                coarse = self.blocks.coarse(field, x, self.faces)  # (F, m, m)
+                x[c] += self.alpha * self.increment.to_cells(ref[k] - coarse)  # (F, n, n)
         return x
 
     def _apply_nearest(self, x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
         """``x += alpha * (ref[source] - mean_group(x))``; ``ref (V, n_points)``."""
         source, group, area, group_area, covered = self.nearest.tensors(x)
+        if self.faces != slice(None):  # one rank's cells (F n n,)
+            n2 = self.nearest.grid.n**2
+            cells = slice(self.faces.start * n2, self.faces.stop * n2)
+            source, group, area, covered = source[cells], group[cells], area[cells], covered[cells]
         for k, c in enumerate(self.index):
-            field = x[c].reshape(-1)  # (6 n n,)
+            field = x[c].reshape(-1)  # (F n n,)
             sums = torch.zeros_like(group_area).index_add_(0, group, field * area)
-            mean = (sums / group_area)[group]  # (6 n n,)
+            if self.reduce is not None:
+                sums = self.reduce(sums)  # (groups,) over every rank's cells
+            mean = (sums / group_area)[group]  # (F n n,)
             delta = torch.where(covered, self.alpha * (ref[k][source] - mean), 0.0)
-            x[c] += delta.view(x[c].shape)  # (6, n, n)
+            x[c] += delta.view(x[c].shape)  # (F, n, n)
         return x
 
     def misfit(self, fields: np.ndarray, time: object) -> np.ndarray:

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Point-to-point exchanges between a rank and its neighbours over ``torch.distributed``
+(gloo on CPU, NCCL on GPUs), every byte sent counted.
+
+The counter is how the benchmark checks the exchanges against the halo arithmetic
+(:class:`~screamcast.rollout.domain.ExchangePlan`): it wraps the only calls that move data.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+
+
+class Exchange:
+    def __init__(self, rank: int, world: int, device: torch.device | str = "cpu"):
+        self.rank, self.world, self.device = rank, world, torch.device(device)
+        self.sent_bytes = 0  # since construction (or the last reset)
+        self.messages = 0
+
+    def reset(self) -> None:
+        self.sent_bytes, self.messages = 0, 0
+
+    def swap(self, send: dict[int, torch.Tensor], recv: dict[int, tuple]) -> dict:
+        """Send ``send[q]`` to each rank ``q`` and receive from each ``q`` in ``recv`` a tensor
+        of ``recv[q] = (shape, dtype, device)``; every transfer in flight at once."""
+        out = {q: torch.empty(shape, dtype=t, device=d) for q, (shape, t, d) in recv.items()}
+        requests = [dist.irecv(out[q], src=q) for q in sorted(out)]
+        for q in sorted(send):
+            tensor = send[q].contiguous()
+            requests.append(dist.isend(tensor, dst=q))
+            self.sent_bytes += tensor.numel() * tensor.element_size()
+            self.messages += 1
+        for request in requests:
+            request.wait()
+        return out
+
+    def any(self, flag: bool) -> bool:
+        """True on every rank when ``flag`` is true on any (a state turned non-finite)."""
+        t = torch.tensor([int(flag)], device=self.device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return bool(t.item())
+
+    def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor`` summed over the ranks, in place (the nudging's group sums that straddle
+        ranks): small, and counted."""
+        on = tensor.to(self.device)  # NCCL reduces device tensors only
+        dist.all_reduce(on)
+        self.sent_bytes += on.numel() * on.element_size()
+        return tensor.copy_(on)
+
+    def barrier(self) -> None:
+        dist.barrier()

@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The domain-decomposed rollout (``torchrun --nproc-per-node R``, gloo): every output equal
+to one rank's, bit for bit, for crop, intra-face and cross-face reassembly, nudged, across a
+kill and ``--resume``; the bytes each rank sends are the halo arithmetic's.
+
+Bit for bit needs the network's batches to be the same tiles on one rank and on many:
+``--batch-size`` a divisor of each rank's tile count (here 4, a face's tiles). Batches that
+straddle ranks' tiles give the same convolutions on other batch shapes, which the CPU's kernels
+round differently: equal to float32 rounding (measured below)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import zarr
+
+from screamcast.grid import PhysicsGrid, TileLayout
+from screamcast.rollout.domain import ExchangePlan
+from tests.rollout.test_run_nudged import PROG, SCRIPT, args, open_out
+
+ENV = os.environ | {"OMP_NUM_THREADS": "1"}  # as torchrun sets it: the same kernels, same bits
+REASSEMBLY = {
+    "crop": [],
+    "intra-face": ["--halo-adjoint"],
+    "cross-face": ["--halo-adjoint", "--halo-adjoint-cross-face"],
+}
+VARIABLES = [*PROG, "precip"]
+
+
+def ranks(n: int, argv: list[str]) -> list[str]:
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone",
+            "--nproc-per-node", str(n), str(SCRIPT), *argv]  # fmt: skip
+
+
+def run(cmd: list[str]) -> None:
+    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)  # fmt: skip
+    try:
+        _, err = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the launcher and every rank
+        proc.communicate()
+        pytest.fail("the rollout hung")
+    assert proc.returncode == 0, err[-3000:]
+
+
+def assert_same(a, b) -> None:
+    x, y = open_out(a), open_out(b)
+    for v in VARIABLES:
+        assert x[v].values.tobytes() == y[v].values.tobytes(), v
+    assert x.attrs["complete_steps"] == y.attrs["complete_steps"] == x.sizes["time"]
+
+
+def one_rank(tiny_checkpoint, tiny_store, out, flags) -> None:
+    run([sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, out, *flags)])
+
+
+def kill_after(cmd: list[str], watched, steps: int) -> None:
+    """Start ``cmd`` and SIGKILL it (the launcher and every rank) once ``watched`` holds
+    ``steps`` complete steps."""
+    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if zarr.open_group(watched, mode="r").attrs.get("complete_steps", 0) >= steps:
+                for pid in [proc.pid, *descendants(proc.pid)]:  # torchrun's ranks: own sessions
+                    os.kill(pid, signal.SIGKILL)
+                break
+        except Exception:
+            pass
+        time.sleep(0.01)
+    proc.wait()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (from /proc: the ranks torchrun started)."""
+    parent = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        kids = [c for c, p in parent.items() if p in frontier]
+        found += kids
+        frontier = kids
+    return found
+
+
+def assert_bytes(out, world: int, reassembly: str) -> None:
+    """The bytes each rank sent per step: the halo strips (5 prognostic channels) and, with
+    the cross-face adjoint, the weighted ring values (6 output channels) of the exchange
+    plan: nothing else crosses between ranks."""
+    assert out.attrs["ranks"] == world and out["u"].encoding["chunks"][1] == 1  # a face a chunk
+    layout = TileLayout(PhysicsGrid.for_face_size(16), 8, 4)
+    for r, sent in enumerate(out.attrs["exchange_bytes_per_step"]):
+        plan = ExchangePlan.build(layout, r, world)
+        want = plan.halo_bytes(5) + (plan.adjoint_bytes(6) if reassembly == "cross-face" else 0)
+        assert sent == want, (r, sent, want)
+
+
+@pytest.mark.distributed
+@pytest.mark.parametrize("world, reassembly", [(3, "intra-face"), (6, "crop")])
+def test_three_and_six_ranks_equal_one_rank_bit_for_bit(
+    world, reassembly, tiny_checkpoint, tiny_store, tiny_reference, tmp_path
+):
+    """Whole faces per rank, nudged toward a coarse cube reference."""
+    flags = [*REASSEMBLY[reassembly], "--reference", str(tiny_reference), "--batch-size", "4"]
+    flags += ["--steps", "2"]
+    one, many = tmp_path / "one.zarr", tmp_path / "many.zarr"
+    one_rank(tiny_checkpoint, tiny_store, one, flags)
+    run(ranks(world, args(tiny_checkpoint, tiny_store, many, *flags)))
+    assert_same(one, many)
+    assert_bytes(open_out(many), world, reassembly)
+    scores = [(tmp_path / f"{p}_metrics.json").read_text() for p in ("one", "many")]
+    assert scores[0] == scores[1]  # scored by rank 0 from the finished output: the same
+
+
+@pytest.mark.distributed
+def test_two_ranks_killed_and_resumed_equal_one_rank_bit_for_bit(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path
+):
+    """Cross-face reassembly (both exchanges), nudged; SIGKILLed mid-run, then resumed."""
+    flags = [*REASSEMBLY["cross-face"], "--reference", str(tiny_reference), "--steps", "6"]
+    flags += ["--batch-size", "4"]
+    one, cut = tmp_path / "one.zarr", tmp_path / "cut.zarr"
+    one_rank(tiny_checkpoint, tiny_store, one, flags)
+    kill_after(ranks(2, args(tiny_checkpoint, tiny_store, cut, *flags)), cut, 2)
+    done = zarr.open_group(cut, mode="r").attrs["complete_steps"]
+    assert 2 <= done < 7, done  # killed mid-run, its complete steps kept
+    run(ranks(2, args(tiny_checkpoint, tiny_store, cut, *flags, "--resume")))
+    assert_same(one, cut)
+    out = open_out(cut)
+    assert "resumed after step" in out.attrs["history"]
+    assert_bytes(out, 2, "cross-face")
