@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 root, out = Path(sys.argv[1]), Path(sys.argv[2])
 sys.path.insert(0, str(root))
-spec = importlib.util.spec_from_file_location("char", root / "tests/test_characterization_inference.py")
+test = root / "tests/test_characterization_inference.py"
+spec = importlib.util.spec_from_file_location("char", test)
 m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 import screamcast
 assert Path(screamcast.__file__).resolve().is_relative_to(root.resolve()), screamcast.__file__
