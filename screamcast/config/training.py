@@ -120,6 +120,9 @@ class TrainConfig:
     # null: on CUDA only (on CPU it slows training of the larger models:
     # docs/notes/2026-11-training.md).
     channels_last: bool | None = None
+    # torch threads per rank; null: the cores left to it after its data-loader workers
+    # (screamcast.train.threads; OMP_NUM_THREADS, when set, is left as it is)
+    threads: int | None = None
     progress: bool = True
 
 

@@ -13,6 +13,7 @@ state to rank 0 while it runs).
 
 from __future__ import annotations
 
+import resource
 import time
 
 import numpy as np
@@ -69,7 +70,8 @@ def run_decomposed(plan: RolloutPlan, rank: int, world: int, device: str) -> dic
 
 
 def _record_exchange(path, every: list[dict]) -> None:
-    """The output's ``ranks`` and per-rank bytes sent per step (this run's part)."""
+    """The output's ``ranks``, and per rank the bytes sent per step and the peak memory (this
+    run's part)."""
     import zarr
 
     steps = max(s["steps_run"] for s in every) or 1
@@ -77,6 +79,7 @@ def _record_exchange(path, every: list[dict]) -> None:
         {
             "ranks": len(every),
             "exchange_bytes_per_step": [round(s["sent_bytes"] / steps) for s in every],
+            "peak_rss_mb_per_rank": [round(s["peak_rss_mb"], 1) for s in every],
         }
     )
 
@@ -196,6 +199,7 @@ def _steps(plan, xplan, exchange: Exchange, layout, target, device) -> dict:
         "steps_run": steps - k0,
         "wall_s": wall,
         "sim_h_per_wall_s": hours / wall if wall > 0 else float("nan"),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KB on Linux
     }
 
 

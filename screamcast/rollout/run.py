@@ -187,21 +187,21 @@ def _check_state(y: torch.Tensor, names: list[str], k: int, t, output) -> None:
 
 
 def _ranks(device: str) -> tuple[int, int, str]:
-    """``(rank, world, device)``. Several ranks (started by torchrun: WORLD_SIZE > 1) are set
-    up as training sets them up, by Lightning Fabric: the process group (gloo on CPU, nccl on
-    CUDA) and each rank's own device (``cuda:<local rank>``, not every rank on ``cuda:0``)."""
+    """``(rank, world, device)``. Several ranks (started by torchrun: WORLD_SIZE > 1) join
+    one process group (gloo on CPU, NCCL on CUDA), each on its own device
+    (``cuda:<local rank>``, not every rank on ``cuda:0``)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world == 1:
         return 0, 1, device
-    from lightning.fabric import Fabric
+    import torch.distributed as dist
 
-    local = int(os.environ.get("LOCAL_WORLD_SIZE", world))
-    accelerator = "cuda" if torch.device(device).type == "cuda" else "cpu"
-    fabric = Fabric(
-        accelerator=accelerator, devices=local, num_nodes=world // local, strategy="ddp"
-    )
-    fabric.launch()
-    return fabric.global_rank, fabric.world_size, str(fabric.device)
+    cuda = torch.device(device).type == "cuda"
+    if cuda:
+        device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
+        torch.cuda.set_device(device)
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if cuda else "gloo")
+    return dist.get_rank(), dist.get_world_size(), device
 
 
 def _bar(config: InferenceConfig, k0: int):

@@ -10,6 +10,7 @@ the weights (and statistics) of an earlier stage only.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from screamcast.data.store import dataset_grid, open_configured, time_step
 from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
+from screamcast.train import threads
 from screamcast.train.loss import no_change_loss, rollout_loss
 from screamcast.train.losses import loss_function
 from screamcast.train.metrics_log import MetricsLog
@@ -151,6 +153,8 @@ def make_fabric(cfg: TrainConfig) -> Fabric:
         precision=precision,
     )
     fabric.launch()
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", cfg.devices if cfg.devices > 0 else 1))
+    threads.apply(cfg.threads, cfg.data.num_workers, local_ranks)
     fabric.seed_everything(cfg.seed)
     return fabric
 
@@ -267,6 +271,7 @@ class Trainer:
             train_set,
             batch_sampler=StepBatches(self.step, cfg.steps, self.G, rank, world),
             num_workers=d.num_workers,
+            worker_init_fn=threads.single_threaded_worker if d.num_workers else None,
         )
         valid_loader = torch.utils.data.DataLoader(
             torch.utils.data.Subset(valid_set, range(rank, d.valid_samples, world)),
