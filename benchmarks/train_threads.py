@@ -3,7 +3,7 @@
 """Training images/s against torch's thread count, on an idle machine and beside a load.
 
 ``python -m benchmarks.train_threads [--record]``: the demo's training (crops of 32, batch 8)
-on a 2-day n = 48 analytic store, ``--steps`` steps per run, each in a fresh process with
+on a 4-day n = 48 analytic store, ``--steps`` steps per run, each in a fresh process with
 ``threads`` set, alone and with one busy process per core but one running beside it (what a
 data-loader worker or a second job does to the cores); images/s is the median of the logged
 steps after the first few. What the threads rule (``screamcast.train.threads``) is checked on.
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> dict:
     cores = available_cores()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        store = write_store(Path(tmp) / "s.zarr", 48, days=2, layout="stacked")
+        store = write_store(Path(tmp) / "s.zarr", 48, days=4, layout="stacked")
         for load in (0, max(cores - 1, 1)):
             busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(load)]
             try:
