@@ -38,6 +38,20 @@ def tile_window(kind: str, tile: int, halo: int) -> np.ndarray:
     return np.outer(one_d, one_d)
 
 
+def add_windows(win: torch.Tensor, y: torch.Tensor, size: int, tile: int) -> None:
+    """``win += y`` for overlapping windows ``win (..., m, m, S, S)`` (``unfold`` views with
+    stride ``tile`` into the extended faces): each window split into blocks no longer than the
+    stride, so for one block position the windows never overlap and each is one strided
+    in-place op; the first block position covers ``[0, n)^2``, so it is a copy."""
+    cuts = list(range(0, size, tile)) + [size]
+    for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True):
+        for c0, c1 in zip(cuts[:-1], cuts[1:], strict=True):
+            if r0 == c0 == 0:
+                win[..., r0:r1, c0:c1] = y[..., r0:r1, c0:c1]
+            else:
+                win[..., r0:r1, c0:c1] += y[..., r0:r1, c0:c1]
+
+
 class HaloOperator:
     """Gather / crop / adjoint for one :class:`TileLayout` on one device."""
 
@@ -185,13 +199,7 @@ class HaloOperator:
         ext[..., n:, :] = 0
         ext[..., :n, n:] = 0
         win = ext.unfold(3, S, T).unfold(4, S, T)  # (B, C, 6, m, m, S, S) view into ext
-        cuts = list(range(0, S, T)) + [S]
-        for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True):
-            for c0, c1 in zip(cuts[:-1], cuts[1:], strict=True):
-                if r0 == c0 == 0:
-                    win[..., r0:r1, c0:c1] = y[..., r0:r1, c0:c1]
-                else:
-                    win[..., r0:r1, c0:c1] += y[..., r0:r1, c0:c1]
+        add_windows(win, y, S, T)
         return ext
 
     def _add_cross_face(self, ext: torch.Tensor) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "screamcast"
 # lower layers first; a module may import its own layer and the ones below it
 LAYERS = [
-    {"config", "file_lock", "replace_dir", "__init__"},
+    {"config", "file_lock", "replace_dir", "registry", "__init__"},
     {"grid"},
     {"halo"},
     {"data"},

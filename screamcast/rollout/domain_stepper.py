@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from screamcast.grid.tiling import TileLayout
-from screamcast.halo import _ACCUMULATE
+from screamcast.halo import _ACCUMULATE, add_windows
 from screamcast.model.pipeline import Pipeline
 from screamcast.rollout.domain import ExchangePlan
 from screamcast.rollout.exchange import Exchange
@@ -129,13 +129,7 @@ class DomainStepper(GlobalStepper):
         ext[..., n:, :] = 0
         ext[..., :n, n:] = 0
         win = ext.unfold(2, S, T).unfold(3, S, T)  # (C, F, m, m, S, S) view into ext
-        cuts = list(range(0, S, T)) + [S]
-        for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True):
-            for c0, c1 in zip(cuts[:-1], cuts[1:], strict=True):
-                if r0 == c0 == 0:
-                    win[..., r0:r1, c0:c1] = y[..., r0:r1, c0:c1]
-                else:
-                    win[..., r0:r1, c0:c1] += y[..., r0:r1, c0:c1]
+        add_windows(win, y, S, T)
         return ext
 
     def _add_cross_face(self, ext: torch.Tensor) -> None:

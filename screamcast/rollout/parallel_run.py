@@ -20,18 +20,15 @@ import numpy as np
 import torch
 
 from screamcast.data.calendar import seconds
-from screamcast.data.stats import Stats
 from screamcast.file_lock import FileLock
-from screamcast.grid import TileLayout
 from screamcast.model import constraints
-from screamcast.model.pipeline import build_pipeline
 from screamcast.replace_dir import publish
 from screamcast.rollout import output as out
 from screamcast.rollout.domain import ExchangePlan
 from screamcast.rollout.domain_stepper import DomainStepper
 from screamcast.rollout.exchange import Exchange
 from screamcast.rollout.plan import RolloutError, RolloutPlan
-from screamcast.rollout.stepper import Reassembly, StepperConfig
+from screamcast.rollout.stepper import StepperConfig
 from screamcast.rollout.writer import RolloutWriter
 
 
@@ -39,8 +36,7 @@ def run_decomposed(plan: RolloutPlan, rank: int, world: int, device: str) -> dic
     """Run ``plan`` as rank ``rank`` of ``world``; returns ``{"sent_bytes", "steps_run",
     "wall_s"}`` of this rank (the exchanges' bytes: what the benchmark checks)."""
     exchange = Exchange(rank, world, device)
-    grid = plan.checkpoint.description.grid
-    layout = TileLayout(plan.grid, grid.tile, grid.halo)
+    layout = plan.layout()
     xplan = ExchangePlan.build(layout, rank, world)
     lock = FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True)
     target, failure = None, None
@@ -93,7 +89,7 @@ def _prepare(plan: RolloutPlan):
     """Rank 0: the store every rank will write its region of, with the initial step."""
     o = plan.config.output
     action = out.check_existing(plan.output, o.resume, o.overwrite)
-    writer = _writer(plan, plan.output, None)
+    writer = plan.writer(faces=range(6))
     if action == "resume":
         out.check_resume_settings(plan.output, plan.attrs, plan.resume_keys)
         if not writer.face_chunked():
@@ -116,32 +112,9 @@ def _prepare(plan: RolloutPlan):
     return staging
 
 
-def _writer(plan: RolloutPlan, path, faces) -> RolloutWriter:
-    return RolloutWriter(
-        path,
-        plan.prog + plan.diag,
-        plan.var_attrs,
-        plan.grid,
-        plan.attrs,
-        plan.out_times,
-        plan.levels,
-        faces=faces if faces is not None else range(6),
-    )
-
-
 def _stepper(plan: RolloutPlan, layout, xplan, exchange, device) -> DomainStepper:
-    s, desc = plan.config.stepper, plan.checkpoint.description
-    pipeline = build_pipeline(plan.cfg, Stats.from_dict(desc.stats))
-    pipeline.load_state_dict(plan.checkpoint.weights)
-    config = StepperConfig(
-        Reassembly.from_flags(s.halo_adjoint, s.halo_adjoint_cross_face),
-        device,
-        s.batch_size,
-        s.precision,
-        s.channels_last,
-        window=s.window,
-    )
-    return DomainStepper(pipeline, layout, plan.static_fields, config, xplan, exchange)
+    config = StepperConfig.of(plan.config.stepper, device)
+    return DomainStepper(plan.pipeline(), layout, plan.static_fields, config, xplan, exchange)
 
 
 def _corrector(plan: RolloutPlan, faces: range, exchange: Exchange):
@@ -169,7 +142,7 @@ def _steps(plan, xplan, exchange: Exchange, layout, target, device) -> dict:
     """Every rank: step its faces to the end, writing its region; rank 0 commits each step
     once all regions are on disk."""
     faces, rank = xplan.faces, xplan.rank
-    writer = _writer(plan, target, faces)
+    writer = plan.writer(target, faces)
     k0, x = _start(plan, writer, faces)
     if rank == 0 and plan.action == "resume":
         writer.note_resume(k0 + 1, plan.attrs["command"])

@@ -52,7 +52,7 @@ from screamcast.data.store import (
     open_store,
     time_step,
 )
-from screamcast.grid import PhysicsGrid
+from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.rollout import output as out
 from screamcast.rollout.nudging import Corrector, CorrectorContext, build_corrector, open_reference
 from screamcast.rollout.stepper import Reassembly, resolve_precision
@@ -102,6 +102,35 @@ class RolloutPlan:
     static_fields: np.ndarray  # (S, 6, n, n)
     levels: dict = field(default_factory=dict)  # 3-D variables' {var: (dim, values, attrs)}
     climatology: np.ndarray | None = None  # (P + D, 6, n, n) time means, with --climatology
+
+    def pipeline(self):
+        """The checkpoint's network and pipeline, its weights loaded."""
+        from screamcast.data.stats import Stats
+        from screamcast.model.pipeline import build_pipeline
+
+        pipeline = build_pipeline(self.cfg, Stats.from_dict(self.checkpoint.description.stats))
+        pipeline.load_state_dict(self.checkpoint.weights)
+        return pipeline
+
+    def writer(self, path: Path | None = None, faces: range | None = None):
+        """The output's writer (at ``path``: default the output; ``faces``: one rank's)."""
+        from screamcast.rollout.writer import RolloutWriter
+
+        return RolloutWriter(
+            path or self.output,
+            self.prog + self.diag,
+            self.var_attrs,
+            self.grid,
+            self.attrs,
+            self.out_times,
+            self.levels,
+            faces=faces,
+        )
+
+    def layout(self) -> TileLayout:
+        """The checkpoint's tiling of this grid."""
+        g = self.checkpoint.description.grid
+        return TileLayout(self.grid, g.tile, g.halo)
 
 
 def _start_index(times: np.ndarray, start: str | None, data: str) -> int:

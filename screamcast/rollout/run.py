@@ -22,15 +22,12 @@ import xarray as xr
 from screamcast.config.inference import InferenceConfig
 from screamcast.data.calendar import DECODER, seconds
 from screamcast.data.channels import with_channels
-from screamcast.data.stats import Stats
 from screamcast.file_lock import FileLock
-from screamcast.grid import TileLayout
 from screamcast.model import constraints
-from screamcast.model.pipeline import build_pipeline
 from screamcast.replace_dir import publish
 from screamcast.rollout import output as out
 from screamcast.rollout.plan import RolloutError, RolloutPlan, plan_rollout
-from screamcast.rollout.stepper import GlobalStepper, Reassembly, StepperConfig
+from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 from screamcast.rollout.writer import RolloutWriter
 
 __all__ = ["RolloutError", "run_rollout"]
@@ -72,15 +69,7 @@ def _execute(plan: RolloutPlan, device: str, scores) -> None:
     """Rank 0 under the output's lock: create / replace in the staging directory, or resume."""
     o = plan.config.output
     action = out.check_existing(plan.output, o.resume, o.overwrite)
-    writer = RolloutWriter(
-        plan.output,
-        plan.prog + plan.diag,
-        plan.var_attrs,
-        plan.grid,
-        plan.attrs,
-        plan.out_times,
-        plan.levels,
-    )
+    writer = plan.writer()
     if action == "resume":  # checked again under the lock: the output may have moved on
         out.check_resume_settings(plan.output, plan.attrs, plan.resume_keys)
         _steps(plan, writer, device, scores)
@@ -130,19 +119,8 @@ def _record_written(plan: RolloutPlan, scores, steps: range) -> None:
 
 
 def _stepper(plan: RolloutPlan, device: str) -> GlobalStepper:
-    s, desc = plan.config.stepper, plan.checkpoint.description
-    pipeline = build_pipeline(plan.cfg, Stats.from_dict(desc.stats))
-    pipeline.load_state_dict(plan.checkpoint.weights)
-    layout = TileLayout(plan.grid, desc.grid.tile, desc.grid.halo)
-    config = StepperConfig(
-        Reassembly.from_flags(s.halo_adjoint, s.halo_adjoint_cross_face),
-        device,
-        s.batch_size,
-        s.precision,
-        s.channels_last,
-        window=s.window,
-    )
-    return GlobalStepper(pipeline, layout, plan.static_fields, config)
+    config = StepperConfig.of(plan.config.stepper, device)
+    return GlobalStepper(plan.pipeline(), plan.layout(), plan.static_fields, config)
 
 
 def _steps(plan: RolloutPlan, writer: RolloutWriter, device: str, scores=None) -> None:

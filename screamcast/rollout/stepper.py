@@ -83,6 +83,18 @@ class StepperConfig:
     channels_last: bool = True  # the network's convolutions in NHWC
     window: str = "cosine"  # the overlap-add's tile window (screamcast.halo.tile_window)
 
+    @classmethod
+    def of(cls, section, device: str) -> StepperConfig:
+        """From the inference config's ``stepper`` section, on ``device``."""
+        return cls(
+            Reassembly.from_flags(section.halo_adjoint, section.halo_adjoint_cross_face),
+            device,
+            section.batch_size,
+            section.precision,
+            section.channels_last,
+            window=section.window,
+        )
+
 
 class GlobalStepper:
     def __init__(

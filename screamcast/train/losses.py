@@ -5,44 +5,25 @@
 A loss maps ``pred, target (B, V, S, S)``, ``area (B, S, S)`` (mean 1) and ``scale (1, V, 1,
 1)`` to a per-variable loss ``(V,)`` in normalised units. A new one is one module with a
 function registered by :func:`register_loss`; ``loss`` names it by its registered name or as
-``module:name`` (which imports ``module``, registering it, first).
+``module:name`` (:class:`screamcast.registry.Registry`).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 import torch
 
+from screamcast.registry import Registry
+
 LossFunction = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
-LOSSES: dict[str, LossFunction] = {}
-
-
-def register_loss(name: str):
-    def wrap(fn: LossFunction) -> LossFunction:
-        LOSSES[name] = fn
-        return fn
-
-    return wrap
+LOSSES = Registry("loss")
+register_loss = LOSSES.register
 
 
 def loss_function(name: str) -> LossFunction:
     """The loss registered as ``name`` (or ``module:name``)."""
-    module, sep, key = name.rpartition(":")
-    if sep:
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            raise ValueError(f"loss={name}: cannot import {module}: {err}") from None
-    else:
-        key = name
-    if key not in LOSSES:
-        raise ValueError(
-            f"loss={name} is not registered (registered: {', '.join(sorted(LOSSES))}; a "
-            "plug-in is named module:name)"
-        )
-    return LOSSES[key]
+    return LOSSES[name]
 
 
 @register_loss("area_weighted_mse")

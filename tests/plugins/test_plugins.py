@@ -79,5 +79,5 @@ def test_a_new_loss_is_one_file_and_one_config_entry(tiny_store, tmp_path):
 
     l1_loss, mse_loss = (float(rows(r)[0]["train_loss"]) for r in (run, mse))
     assert abs(l1_loss - mse_loss) > 0.01  # the same first batch, another loss
-    with pytest.raises(ValueError, match="loss=nope is not registered"):
+    with pytest.raises(ValueError, match="loss 'nope' is not registered"):
         train(config(*base, f"run_dir={tmp_path / 'x'}", "loss=nope"))
