@@ -129,10 +129,14 @@ def _corrector(plan: RolloutPlan, faces: range, exchange: Exchange):
 
 
 def _start(plan: RolloutPlan, writer: RolloutWriter, faces: range) -> tuple[int, torch.Tensor]:
-    """The step to continue from and this rank's prognostic state there ``(C, F, n, n)``."""
+    """The step to continue from and this rank's prognostic state there ``(C, F, n, n)``; the
+    whole initial state (read by every rank's plan, written by rank 0) is let go here, so a
+    rank keeps only its faces while it steps."""
     C, own = len(plan.prog), slice(faces.start, faces.stop)
     if plan.action != "resume":
-        return 0, torch.as_tensor(plan.initial[:C, own].copy())
+        state = torch.as_tensor(plan.initial[:C, own].copy())
+        plan.initial = None
+        return 0, state
     done, last_time, fields = writer.recover()
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
     return k0, torch.as_tensor(fields[:C, own].copy())
