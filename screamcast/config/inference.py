@@ -159,7 +159,7 @@ class InferenceConfig:
 
     def set(self, key: str, value) -> None:
         """Set ``section.key`` (a flag's value), checked against the field's type."""
-        section, _, name = key.partition(".")
+        section = key.partition(".")[0]
         doc = strict.to_dict(self)
         strict.set_key(doc, key, value)
         fresh = strict.from_dict(type(self), doc, "the command line")

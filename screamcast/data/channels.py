@@ -122,3 +122,11 @@ def grouped(channels: Sequence[str]) -> dict[str, list[tuple[int, int | None]]]:
         var, level = split(name)
         out.setdefault(var, []).append((i, level))
     return out
+
+
+def each_step(ds: xr.Dataset, names: Sequence[str], steps, where: str = "output"):
+    """``(k, fields (V, 6, n, n))`` for each of ``steps`` of ``ds``'s ``names`` (3-D
+    variables' levels as channels), one step in memory at a time."""
+    ds = with_channels(ds, names, where)
+    for k in steps:
+        yield k, ds[list(names)].isel(time=k).to_array().values

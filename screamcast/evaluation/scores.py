@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from screamcast.data.channels import with_channels
+from screamcast.data.channels import each_step
 from screamcast.evaluation.rmse import RmseBias
 
 
@@ -28,9 +28,8 @@ class Scores:
 
     def record_output(self, output: xr.Dataset, steps: range) -> None:
         """Score ``steps`` of a written output, one step in memory at a time."""
-        output = with_channels(output, self.variables, "output")  # 3-D variables' levels
-        for k in steps:
-            self.record(k, self.times[k], output[self.variables].isel(time=k).to_array().values)
+        for k, fields in each_step(output, self.variables, steps):
+            self.record(k, self.times[k], fields)
 
     def find(self, kind: type):
         """The first aggregator of ``kind``, or None."""

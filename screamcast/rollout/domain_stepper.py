@@ -46,11 +46,18 @@ class DomainStepper(GlobalStepper):
         self.ring_idx = torch.as_tensor(plan.ring_sources_local.T.copy(), dtype=torch.long, **dev)
         w = layout.ring_weights[plan.ring_slice].T.copy()  # (k, R_F)
         self._ring_w64 = torch.as_tensor(w, dtype=torch.float64, **dev)
+        self._ring_w: dict[torch.dtype, torch.Tensor] = {}
         self.send_halo = {q: torch.as_tensor(v, **dev) for q, v in plan.send_halo.items()}
         self.send_adjoint = {q: torch.as_tensor(v, **dev) for q, v in plan.send_adjoint.items()}
         self.adjoint_own = torch.as_tensor(plan.adjoint_own, **dev)
         self.adjoint_order = torch.as_tensor(plan.adjoint_order, **dev)
         self.adjoint_index = torch.as_tensor(plan.adjoint_index, **dev)
+
+    def ring_weights(self, dtype: torch.dtype) -> torch.Tensor:
+        """This rank's rings' KNN weights ``(k, R_F)`` in ``dtype`` (cached: every step)."""
+        if dtype not in self._ring_w:
+            self._ring_w[dtype] = self._ring_w64.to(dtype)
+        return self._ring_w[dtype]
 
     # -- the halo exchange and the local extended faces -------------------------------------
     def _halo(self, flat: torch.Tensor) -> torch.Tensor:
@@ -69,7 +76,7 @@ class DomainStepper(GlobalStepper):
         ext[..., H : H + n, H : H + n] = x
         if H:
             flat = self._halo(x.reshape(C, F * n * n))  # (C, F n n + N)
-            w = self._ring_w64.to(x.dtype)  # (k, R_F)
+            w = self.ring_weights(x.dtype)  # (k, R_F)
             shape = (C, w.shape[1])
             ring = torch.gather(flat, 1, self.ring_idx[0].expand(shape))
             if w.shape[0] == 2:  # as HaloOperator.extend: one lerp for the default k
@@ -136,7 +143,7 @@ class DomainStepper(GlobalStepper):
         """``interior(ext) += W^T ring(ext)`` over the ranks: my rings' weighted values go to
         the owners of their sources; what I add (mine and received) in the single-rank order."""
         C = ext.shape[0]
-        w = self._ring_w64.to(ext.dtype)  # (k, R_F)
+        w = self.ring_weights(ext.dtype)  # (k, R_F)
         ring = ext.new_empty(C, w.shape[1])
         for part, slab in self._ring_slabs(ext, ring):
             part.copy_(slab)

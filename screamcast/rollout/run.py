@@ -21,7 +21,7 @@ import xarray as xr
 
 from screamcast.config.inference import InferenceConfig
 from screamcast.data.calendar import DECODER, seconds
-from screamcast.data.channels import with_channels
+from screamcast.data.channels import each_step
 from screamcast.file_lock import FileLock
 from screamcast.model import constraints
 from screamcast.replace_dir import publish
@@ -111,11 +111,9 @@ def _start(plan: RolloutPlan, writer: RolloutWriter, scores) -> tuple[int, torch
 
 def _record_written(plan: RolloutPlan, scores, steps: range) -> None:
     """Feed ``scores`` the ``steps`` already in the output, one step in memory at a time."""
-    variables = plan.prog + plan.diag
     written = xr.open_zarr(plan.output, consolidated=False, decode_times=DECODER, chunks=None)
-    written = with_channels(written, variables, "output")  # 3-D variables' levels
-    for k in steps:
-        scores.record(k, plan.out_times[k], written[variables].isel(time=k).to_array().values)
+    for k, fields in each_step(written, plan.prog + plan.diag, steps):
+        scores.record(k, plan.out_times[k], fields)
 
 
 def _stepper(plan: RolloutPlan, device: str) -> GlobalStepper:
