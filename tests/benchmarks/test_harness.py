@@ -42,12 +42,14 @@ def test_rollout_memory_benchmark_runs():
 
 
 def test_rollout_step_benchmark_runs():
-    """It runs (tiny sizes; the ratio itself is the benchmark's): it had stopped at
+    """It runs (tiny sizes; the ratio itself is the benchmark's, never asserted here: at these
+    sizes a step and its forwards are within timing noise of each other): it had stopped at
     ``build_pipeline``, which read its dataclass config as a dict, unseen for two rounds."""
     from benchmarks import bench_rollout
 
     results, context = bench_rollout.run(quick=True, n=16, tile=8, halo=4)
-    assert results[0].candidate_s > results[0].baseline_s > 0 and context["steps"] == 6
+    assert context["steps"] == 6 and all(r.candidate_s > 0 and r.baseline_s > 0 for r in results)
+    assert {r.case.split(", ")[-1].rstrip("]") for r in results} >= {"write_counted"}
 
 
 def test_crop_reads_benchmark_runs(tiny_store):
