@@ -11,7 +11,10 @@ counted by ``ReadCounter``, in the two layouts the ingestion writes:
 - ``variables``: one array per variable, chunks of one time, level and face, 128 x 128 (the
   ingestion's layout before the stacked one);
 - ``stacked``: one ``fields`` array, inner chunks of all 40 channels x 128 x 128, a shard per
-  face and time (``--layout stacked``, the default: :mod:`screamcast.data.stacked`).
+  face and time (``--layout stacked --dtype float32``: :mod:`screamcast.data.stacked`);
+- ``stacked_f16``: the same stored as float16 packed per channel (the ingestion's default:
+  :mod:`screamcast.data.packing`); noise in float16 does not compress either, so its bytes are
+  half the float32 stack's. What real fields add (zstd) is ``benchmarks.store_compression``.
 
 Crops are read one by one, and cut ``per_region`` at a time from regions
 (``screamcast.data.region_sampler``, the crops of 4 regions shuffled together, a whole window
@@ -32,7 +35,7 @@ import numpy as np
 import zarr
 
 from benchmarks.harness import save_record
-from screamcast.data import stacked
+from screamcast.data import packing, stacked
 from screamcast.data.calendar import encode
 from screamcast.data.dataset import CropDataset
 from screamcast.data.read_counter import ReadCounter
@@ -57,11 +60,14 @@ def write(root: Path, layout: str, times: int) -> None:
     t = group.create_array("time", shape=(times,), dtype="int64", dimension_names=["time"])
     t[:] = counts
     t.attrs.update({"units": units, "calendar": calendar})
-    if layout == "stacked":
+    if layout.startswith("stacked"):
         spec = stacked.stack_spec(
             [(v, LEVELS, "lev", {}) for v in THREE_D] + [(v, 1, None, {}) for v in TWO_D]
         )
-        array = stacked.create_stack(group, spec, times, N, CHUNK, SHARD)
+        codec = None
+        if layout == "stacked_f16":  # noise has mean 0 and spread ~5 in every channel
+            codec = packing.codec([0.0] * len(CHANNELS), [6.0 / 64] * len(CHANNELS), axis=1)
+        array = stacked.create_stack(group, spec, times, N, CHUNK, SHARD, codec)
         for i in range(times):  # (1, C, 6, n, n): every shard of a time written once
             array[i : i + 1] = rng.standard_normal((1, len(CHANNELS), 6, N, N), np.float32)
         return
@@ -103,7 +109,7 @@ def measure(root: Path, layout: str, steps: int, regions: RegionPlan | None, cro
     return {
         "layout": layout,
         "n": N,
-        "shard": SHARD if layout == "stacked" else None,
+        "shard": SHARD if layout.startswith("stacked") else None,
         "k": steps,
         "regions": None if regions is None else f"{regions.size} px, {regions.per_region} crops",
         "crops": crops,
@@ -138,7 +144,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     N, SHARD = a.n, 512 if a.n <= 256 else 256
     report = []
     with tempfile.TemporaryDirectory() as tmp:
-        for layout in ("variables", "stacked") if N <= 256 else ("stacked",):
+        layouts = ("variables", "stacked", "stacked_f16") if N <= 256 else ("stacked",)
+        for layout in layouts:
             root = Path(tmp) / f"{layout}.zarr"
             write(root, layout, times=5)
             for steps in (1, 4):

@@ -35,6 +35,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default="runs/held_suarez")
     p.add_argument("--train-days", type=float, default=365.0)
     p.add_argument("--test-days", type=float, default=50.0)
+    p.add_argument(
+        "--discard-days",
+        type=float,
+        default=30.0,
+        help="each run's unrecorded days after its seed's perturbation (30)",
+    )
     p.add_argument("--ne", type=int, default=16)
     p.add_argument("--reference-ne", type=int, default=4)
     p.add_argument("--truncation", type=int, default=42, help="the truth's dycore (T42)")
@@ -66,7 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m benchmarks.held_suarez " + " ".join(map(shlex.quote, argv or sys.argv[1:]))
     t0 = time.perf_counter()
     plan = data.DataPlan(
-        work, a.train_days, a.test_days, a.ne, a.reference_ne, truncation=a.truncation
+        work,
+        a.train_days,
+        a.test_days,
+        a.ne,
+        a.reference_ne,
+        truncation=a.truncation,
+        discard_days=a.discard_days,
     )
     paths = data.make(plan)
     checkpoint, minutes = stages.train(paths["train"], work, a.train_scale, a.train_override)

@@ -27,6 +27,7 @@ class DataPlan:
     layers: int = 4
     truncation: int = 42
     restart: Path = RESTART
+    discard_days: float = 30.0
 
     @property
     def folder(self) -> Path:
@@ -55,14 +56,20 @@ def make(plan: DataPlan, log=print) -> dict[str, Path]:
                 str(hist),
                 days,
                 seed,
+                discard_days=plan.discard_days,
                 ne=plan.ne,
                 states_every_hours=states,
                 config=config,
             )
             log(f"{name}: {history(options, progress=False)}")
             ingest(
-                IngestOptions(
-                    [f"{hist}/*.nc"], str(store), layers=str(plan.layers), workers=0, progress=False
+                IngestOptions(  # float32: the record's stores (float16's error: data.md)
+                    [f"{hist}/*.nc"],
+                    str(store),
+                    layers=str(plan.layers),
+                    workers=0,
+                    progress=False,
+                    dtype="float32",
                 )
             )
         out[name] = store

@@ -48,6 +48,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--shard", type=int, default=256, help="stacked: shard side in cells (default 256)"
     )
+    p.add_argument(
+        "--dtype",
+        choices=("float16", "float32"),
+        default="",
+        help="storage: float16 (the stacked default; packed per channel about the first "
+        "block, error <= 2**-11 |x - offset|, docs/data.md) or float32 (exact)",
+    )
     p.add_argument("--pg", type=int, default=2, help="cells per element edge without ne/fv_nphys")
     p.add_argument("--workers", type=int, default=None, help="local Dask workers (0: in-process)")
     p.add_argument("--scheduler", default="", help="run on an existing Dask cluster (address)")
@@ -71,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             chunk=a.chunk,
             layout=a.layout,
             shard=a.shard,
+            dtype=a.dtype,
             pg=a.pg,
             workers=a.workers,
             scheduler=a.scheduler,

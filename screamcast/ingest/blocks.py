@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from screamcast.data import stacked
 from screamcast.data.stats import Moments
 from screamcast.grid.ncol import columns_to_grid
 from screamcast.ingest.layers import layer_means
@@ -42,6 +43,7 @@ class Plan:
     marker_dir: str  # where the done-markers go
     block: int  # times per block
     layout: str = "stacked"  # "stacked" (screamcast.data.stacked) or "variables"
+    dtype: str = "float32"  # the stack's storage: "float16" packs it (screamcast.data.packing)
 
     def blocks(self) -> list[tuple[int, int]]:
         T = len(self.catalogue.times)
@@ -133,9 +135,12 @@ def process(plan: Plan, t0: int, t1: int) -> dict:
     start = max(t0 - 1, 0)
     raw = read_times(plan, start, t1)
     fields = transform(plan, raw)
+    group = _group(plan)
+    _write(group, {k: v[t0 - start :] for k, v in fields.items()}, t0, t1)
+    if plan.dtype != "float32":  # the statistics of what the store gives back
+        fields = stacked.as_stored(group, fields)
     previous = {k: v[:1] for k, v in fields.items()} if start < t0 else None
     fields = {k: v[t0 - start :] for k, v in fields.items()}
-    _write(plan, fields, t0, t1)
     result = {
         "block": [t0, t1],
         "moments": moments(fields, previous, plan.catalogue.grid.area),
@@ -163,15 +168,17 @@ def non_finite(plan: Plan, raw: dict[str, np.ndarray], start: int, t0: int, t1: 
     return out
 
 
-def _write(plan: Plan, fields: dict[str, np.ndarray], t0: int, t1: int) -> None:
-    """The block's times of every output: one write of the stack (every shard of these times
-    written whole, once), or one per variable."""
+def _group(plan: Plan):
     import zarr
 
-    from screamcast.data import stacked
     from screamcast.data.remote import writable
 
-    group = zarr.open_group(writable(plan.store, plan.storage_options), mode="r+")
+    return zarr.open_group(writable(plan.store, plan.storage_options), mode="r+")
+
+
+def _write(group, fields: dict[str, np.ndarray], t0: int, t1: int) -> None:
+    """The block's times of every output: one write of the stack (every shard of these times
+    written whole, once), or one per variable."""
     spec = group.attrs.get(stacked.ATTR)
     if spec is None:
         for name, values in fields.items():

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from screamcast.data.packing import DTYPES
 from screamcast.data.stats import Moments, Stats
 from screamcast.ingest import store as st
 from screamcast.ingest.blocks import WINDS, Plan, marker_path, process
@@ -38,6 +39,7 @@ class IngestOptions:
     chunk: int = 128  # chunk side (cells) of the store (the stack's inner chunks)
     layout: str = "stacked"  # "stacked" (every channel in one sharded array) or "variables"
     shard: int = 256  # stacked: shard side (cells); regions read whole shards (performance.md)
+    dtype: str = ""  # "float16" (packed per channel; the stacked default) or "float32"
     pg: int = 2
     workers: int | None = None  # LocalCluster processes (None: one per core; 0: in-process)
     scheduler: str = ""  # an existing Dask scheduler's address
@@ -97,6 +99,12 @@ def check_options(options: IngestOptions) -> None:
     """Options that cannot work together or at all, refused before any file is opened."""
     if options.layout not in ("stacked", "variables"):
         raise IngestError(f"--layout must be 'stacked' or 'variables', got {options.layout!r}")
+    if options.dtype not in ("", *DTYPES):
+        raise IngestError(f"--dtype must be one of {', '.join(DTYPES)}, got {options.dtype!r}")
+    if storage_dtype(options) == "float16" and options.layout != "stacked":
+        raise IngestError(
+            "--dtype float16 needs --layout stacked (its packing is per channel of the stack)"
+        )
     for key in ("chunk", "shard", "block"):
         if getattr(options, key) < 1:
             raise IngestError(f"--{key} must be a positive number, got {getattr(options, key)}")
@@ -110,6 +118,12 @@ def check_options(options: IngestOptions) -> None:
             f"--levels {','.join(map(str, lv))}: level indices must be >= 0 and increase "
             "strictly (each level once, top to bottom)"
         )
+
+
+def storage_dtype(options: IngestOptions) -> str:
+    """float16 for a stack unless asked otherwise (half the bytes a crop reads; its error:
+    :mod:`screamcast.data.packing`), float32 for one array per variable."""
+    return options.dtype or ("float16" if options.layout == "stacked" else "float32")
 
 
 def ingest(options: IngestOptions) -> dict:
@@ -150,7 +164,7 @@ def _ingest_locked(options: IngestOptions, output: str, here: str) -> dict:
     )
     _check_apart(cat.files, output, here)
     outputs, levels, level_dims, interfaces, ps = plan_outputs(cat, options)
-    want = st.fingerprint(cat, asdict(options))
+    want = st.fingerprint(cat, asdict(options) | {"dtype": storage_dtype(options)})
     target, action = _target(output, options, want, cat)
     plan = Plan(
         cat,
@@ -164,6 +178,7 @@ def _ingest_locked(options: IngestOptions, output: str, here: str) -> dict:
         f"{target.rstrip('/')}/.ingest",
         options.block,
         options.layout,
+        storage_dtype(options),
     )
     if action == "complete":
         return {"blocks": 0, "state": "complete"}

@@ -31,6 +31,8 @@ def fingerprint(catalogue, options: dict) -> str:
         k: options[k]
         for k in ("variables", "layers", "levels", "block", "chunk", "pg", "layout", "shard")
     }
+    if options.get("dtype", "float32") != "float32":  # stores made before it are float32
+        keep["dtype"] = options["dtype"]
     return json.dumps({"files": catalogue.files, **keep}, sort_keys=True)
 
 
@@ -202,7 +204,9 @@ def _create_fields(group, plan: Plan, coords: dict, T: int, chunk: int, shard: i
         count = 1 if level_dim is None else coords[level_dim][1].size
         variables.append((name, count, level_dim, cat.attrs.get(src, {})))
     if plan.layout == "stacked":
-        stacked.create_stack(group, stacked.stack_spec(variables), T, n, chunk, shard)
+        spec = stacked.stack_spec(variables)
+        packing = first_block_packing(plan, spec) if plan.dtype == "float16" else None
+        stacked.create_stack(group, spec, T, n, chunk, shard, packing)
     else:
         c = min(chunk, n)
         for name, count, level_dim, attrs_v in variables:
@@ -217,6 +221,22 @@ def _create_fields(group, plan: Plan, coords: dict, T: int, chunk: int, shard: i
                 dimension_names=dims,
             )
             arr.attrs.update(attrs_v)
+
+
+def first_block_packing(plan: Plan, spec: list[list]):
+    """The float16 packing of the stack, from the first block's fields (read here once more:
+    every block task, the first included, reads its own times)."""
+    from screamcast.data.packing import choose, codec
+    from screamcast.ingest.blocks import read_times, transform
+
+    t1 = min(plan.block, len(plan.catalogue.times))
+    fields = transform(plan, read_times(plan, 0, t1))  # {name: (t, [L,] 6, n, n)}
+    n = plan.catalogue.grid.n
+    stack = np.concatenate(  # (t, C, 6, n, n) in the stack's channel order
+        [fields[name].reshape(t1, stop - start, 6, n, n) for name, start, stop, *_ in spec],
+        axis=1,
+    )
+    return codec(*choose(stack, axis=1), axis=1)
 
 
 def _create_coordinates(group, cat) -> None:

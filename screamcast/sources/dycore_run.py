@@ -12,6 +12,7 @@ other settings refuse to continue it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -127,6 +128,8 @@ def _per_file(o: HistoryOptions) -> int:
 def _resume_or_start(model: HeldSuarez, o: HistoryOptions, folder: Path):
     """``(state, files already written, simulated day of the run's time 0)``."""
     settings = {k: v for k, v in asdict(o).items() if k != "output_dir"}
+    # the restart by its bytes: the same file named by another path is the same run
+    settings["restart"] = "sha256:" + hashlib.sha256(Path(o.restart).read_bytes()).hexdigest()
     settings["dinosaur"] = _dinosaur_version()
     meta = folder / SETTINGS
     if (folder / STATE).exists():

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_demo_passes_its_arguments_to_the_rollout():
-    env = os.environ | {"VIRTUAL_ENV": str(Path(sys.executable).parents[1])}
+    venv = Path(sys.executable).parents[1]  # the suite's own environment, active or not
+    env = os.environ | {"VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin:{os.environ['PATH']}"}
     run = subprocess.run(
         ["bash", "ci/demo.sh", "--help"],
         cwd=ROOT,

@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+import zarr
 
+from screamcast.data import packing, stacked
 from screamcast.data.calendar import DECODER
 from screamcast.data.stacked import unstack
 from screamcast.data.stats import compute_stats
@@ -66,7 +68,7 @@ def on_faces(columns):
 
 def test_eam_cdf5_files_become_a_cube_store(eam, tmp_path):
     assert eam[0].read_bytes()[:4] == b"CDF\x05"  # CDF5, as EAM writes
-    summary = run(files_in_order(eam), tmp_path / "s.zarr")
+    summary = run(files_in_order(eam), tmp_path / "s.zarr", dtype="float32")
     assert summary["blocks"] == 4  # 12 times in blocks of 3
     ds = open_store(tmp_path / "s.zarr", None, ["T", "PS", "U"], n=8)
     assert ds.attrs["grid"] == "ne4pg2" and ds["time"].values[0].calendar == "noleap"
@@ -88,8 +90,50 @@ def test_eam_cdf5_files_become_a_cube_store(eam, tmp_path):
     assert not (tmp_path / "s.zarr" / ".ingest").exists()  # the block markers are gone
 
 
+def test_the_default_stack_is_float16_within_its_stated_error(eam, tmp_path):
+    """Packed per channel about the first block: |stored - file| <= 2**-11 |file - offset|
+    (+ float16's smallest step near the offset, 2**-25 scale, and float32 rounding);
+    non-negative fields keep their zeros and sign, the statistics describe the stored values,
+    the store holds half the bytes or less, and it reads as float32."""
+    run(eam, tmp_path / "f32.zarr", dtype="float32")
+    run(eam, tmp_path / "f16.zarr")
+    exact, packed = opened(tmp_path / "f32.zarr"), opened(tmp_path / "f16.zarr")
+    group = zarr.open_group(tmp_path / "f16.zarr", mode="r")
+    codec = packing.of(group["fields"])
+    assert codec is not None and group["fields"].dtype == np.float32
+    names = stacked.channel_names(group.attrs["stacked"]["fields"])
+    offsets = dict(zip(names, codec.offset, strict=True))
+    scales = dict(zip(names, codec.scale, strict=True))
+    assert offsets["PRECT"] == 0.0 and offsets["Q[7]"] == 0.0 and offsets["PS"] > 9e4
+    worst = {}
+    for name in ("T", "U", "V", "Q", "PS", "PRECT"):
+        x, y = exact[name].values, packed[name].values  # (t, [lev,] 6, 8, 8)
+        assert y.dtype == np.float32 and np.isfinite(y).all()
+        per = x.reshape(x.shape[0], -1, *x.shape[-3:])
+        which = [name] if per.shape[1] == 1 else [f"{name}[{k}]" for k in range(per.shape[1])]
+        off = np.array([offsets[n] for n in which]).reshape(1, -1, 1, 1, 1)
+        step = np.array([scales[n] for n in which]).reshape(1, -1, 1, 1, 1) * 2.0**-25
+        bound = np.maximum(2.0**-11 * np.abs(per - off), step) + 1e-6 * np.abs(per)
+        err = np.abs(y.reshape(per.shape) - per)
+        assert (err <= bound).all(), name
+        worst[name] = float(err.max())
+    assert 0 < worst["PS"] < 0.5 and 0 < worst["T"] < 0.05  # Pa, K
+    for name in ("Q", "PRECT"):
+        x, y = exact[name].values, packed[name].values
+        assert (y >= 0).all() and ((y == 0) == (x == 0)).all()
+    ds = open_store(tmp_path / "f16.zarr", None, ["T", "PS"], n=8)
+    want, have = compute_stats(ds, ["T[0]", "PS"]), ds.attrs["normalisation"]
+    for c in ("T[0]", "PS"):
+        assert have["std"][c] == pytest.approx(want.std[c], rel=1e-9), c
+    size = {
+        k: sum(f.stat().st_size for f in (tmp_path / k / "fields").rglob("*") if f.is_file())
+        for k in ("f32.zarr", "f16.zarr")
+    }
+    assert size["f16.zarr"] < 0.6 * size["f32.zarr"], size  # half, then zstd
+
+
 def test_eamxx_layers_conserve_the_column_and_winds_split(eamxx, tmp_path):
-    run(eamxx, tmp_path / "s.zarr", layers="0,2,5,8")
+    run(eamxx, tmp_path / "s.zarr", layers="0,2,5,8", dtype="float32")
     ds = opened(tmp_path / "s.zarr")
     assert set(ds.data_vars) == {"T_mid", "qv", "u", "v", "ps"} and ds.sizes["layer"] == 3
     src = xr.open_mfdataset(
@@ -295,7 +339,7 @@ def test_the_stacked_layout_reads_as_the_per_variable_one(eam, tmp_path):
     from screamcast.grid import TileLayout
 
     some = ["T", "U", "PS", "PRECT"]  # fewer variables: the per-variable layout is slow to write
-    run(eam, tmp_path / "stacked.zarr", chunk=4, shard=8, variables=some)
+    run(eam, tmp_path / "stacked.zarr", chunk=4, shard=8, variables=some, dtype="float32")
     run(eam, tmp_path / "variables.zarr", layout="variables", chunk=8, variables=some)
     fields = zarr.open_group(tmp_path / "stacked.zarr", mode="r")["fields"]
     assert fields.shape == (12, 18, 6, 8, 8)  # T, U on 8 levels + PS, PRECT

@@ -106,7 +106,8 @@ def test_a_killed_history_run_continues_to_the_same_files(tmp_path, monkeypatch)
         run.history(run.HistoryOptions(str(restart), str(tmp_path / "k"), **options), False)
     monkeypatch.setattr(run, "write_file", real)
     assert len(list((tmp_path / "k").glob("*.nc"))) == 1
-    summary = run.history(run.HistoryOptions(str(restart), str(tmp_path / "k"), **options), False)
+    monkeypatch.chdir(tmp_path)  # the same restart by another path: the same run, continued
+    summary = run.history(run.HistoryOptions("r.npz", str(tmp_path / "k"), **options), False)
     assert summary["written"] == 1
     for a, b in zip(
         sorted((tmp_path / "whole").glob("*.nc")),
@@ -150,6 +151,8 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
         "3",
         "--test-days",
         "4",
+        "--discard-days",
+        "1",
         "--starts",
         "1",
         "--lead-days",

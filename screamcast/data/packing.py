@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""float16 storage of a stack: half the bytes a training crop moves over the network.
+
+A stack's inner chunks hold every channel (:mod:`screamcast.data.stacked`), so one zarr codec
+can pack each channel about its own offset: ``stored = float16((x - offset[c]) / scale[c])``,
+read back as ``stored * scale[c] + offset[c]`` in float32. The array's dtype stays float32:
+every reader (crops, regions, the shard cache, xarray through :func:`unstack`) sees float32
+values and never knows. zarr finds the codec through screamcast's ``zarr.codecs`` entry point
+(so plain ``zarr`` and ``xarray`` open such a store wherever screamcast is installed; where it
+is not, zarr fails naming ``screamcast.channel_packing``), or when this module is imported.
+
+float16 keeps 11 significant bits, so the error is at most ``2**-11 |x - offset|`` (half a
+unit in the last place), or ``2**-25 scale`` (float16's smallest step) near the offset.
+Offsets and scales come from the first block written (:func:`choose`): a channel is packed
+about its mean, or about zero when it is non-negative and reaches within 10% of zero
+(humidity, precipitation, cloud: they keep their relative precision, their zeros and their
+sign). Values beyond 1,024 times the first block's spread about the offset are refused at
+write time (:func:`check_range`), naming the channel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from zarr.abc.codec import ArrayArrayCodec
+from zarr.core.common import parse_named_configuration
+from zarr.core.dtype import Float16
+from zarr.registry import register_codec
+
+NAME = "screamcast.channel_packing"
+HEADROOM = 1024.0  # the first block's spread maps to +-64 of float16's +-65,504
+FLOAT16_MAX = 65504.0
+DTYPES = ("float16", "float32")
+
+
+class PackingError(ValueError):
+    """A value the packing cannot hold (beyond its range), named by channel."""
+
+
+@dataclass(frozen=True)
+class ChannelPacking(ArrayArrayCodec):
+    """Per-channel affine to float16 along ``axis`` of each chunk (which holds every channel)."""
+
+    is_fixed_size = True
+    axis: int
+    offset: tuple[float, ...]
+    scale: tuple[float, ...]
+
+    def __init__(self, *, axis: int, offset, scale) -> None:
+        if len(offset) != len(scale):
+            raise ValueError(f"{NAME}: {len(offset)} offsets but {len(scale)} scales")
+        object.__setattr__(self, "axis", int(axis))
+        object.__setattr__(self, "offset", tuple(float(v) for v in offset))
+        object.__setattr__(self, "scale", tuple(float(v) for v in scale))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ChannelPacking:
+        _, configuration = parse_named_configuration(data, NAME)
+        return cls(**configuration)
+
+    def to_dict(self) -> dict:
+        config = {"axis": self.axis, "offset": list(self.offset), "scale": list(self.scale)}
+        return {"name": NAME, "configuration": config}
+
+    def resolve_metadata(self, chunk_spec):
+        return replace(chunk_spec, dtype=Float16(), fill_value=np.float16("nan"))
+
+    def _broadcast(self, ndim: int) -> tuple[np.ndarray, np.ndarray]:
+        shape = [1] * ndim
+        shape[self.axis] = len(self.offset)  # (1, .., C, .., 1) against the chunk
+        offset = np.asarray(self.offset, np.float32).reshape(shape)
+        return offset, np.asarray(self.scale, np.float32).reshape(shape)
+
+    async def _decode_single(self, chunk_array, chunk_spec):
+        stored = chunk_array.as_numpy_array()
+        offset, scale = self._broadcast(stored.ndim)
+        x = stored.astype(np.float32) * scale + offset
+        return chunk_array.__class__.from_numpy_array(x)
+
+    async def _encode_single(self, chunk_array, chunk_spec):
+        x = chunk_array.as_numpy_array()
+        offset, scale = self._broadcast(x.ndim)
+        packed = ((x.astype(np.float32) - offset) / scale).astype(np.float16)
+        return chunk_array.__class__.from_numpy_array(packed)
+
+    def compute_encoded_size(self, input_byte_length: int, _chunk_spec) -> int:
+        return input_byte_length // 2
+
+
+register_codec(NAME, ChannelPacking)
+
+
+def choose(block: np.ndarray, axis: int) -> tuple[list[float], list[float]]:
+    """``(offsets, scales)`` per channel (``axis``) of a first block: about the mean, or about
+    zero for a non-negative channel that reaches within 10% of zero; the scale puts the
+    block's largest distance from the offset at 1/64 of float16's range."""
+    x = np.moveaxis(np.asarray(block, np.float64), axis, 0).reshape(block.shape[axis], -1)
+    offsets, scales = [], []
+    for values in x:  # (points,) of one channel
+        v = values[np.isfinite(values)]
+        if v.size == 0:
+            offsets.append(0.0), scales.append(1.0)
+            continue
+        lo, hi = float(v.min()), float(v.max())
+        near_zero = lo >= 0 and lo <= 0.1 * hi
+        offset = 0.0 if near_zero else float(np.float32(v.mean()))
+        spread = float(np.abs(v - offset).max())
+        offsets.append(offset)
+        scales.append(spread * HEADROOM / FLOAT16_MAX if spread > 0 else 1.0)
+    return offsets, scales
+
+
+def round_trip(packing: ChannelPacking, x: np.ndarray, channels: slice) -> np.ndarray:
+    """``x (t, C', ...)`` (channels ``channels`` of the stack, along axis 1) as the store
+    gives them back: the codec's own arithmetic, so equal to a read bit for bit."""
+    shape = (1, channels.stop - channels.start) + (1,) * (x.ndim - 2)
+    offset = np.asarray(packing.offset[channels], np.float32).reshape(shape)
+    scale = np.asarray(packing.scale[channels], np.float32).reshape(shape)
+    packed = ((x.astype(np.float32) - offset) / scale).astype(np.float16)
+    return packed.astype(np.float32) * scale + offset
+
+
+def codec(offsets, scales, axis: int) -> ChannelPacking:
+    return ChannelPacking(axis=axis, offset=offsets, scale=scales)
+
+
+def check_range(packing: ChannelPacking, stack: np.ndarray, names: list[str]) -> None:
+    """Refuse, naming the channel, values the float16 packing would turn into infinities."""
+    offset, scale = packing._broadcast(stack.ndim)
+    z = np.abs((stack.astype(np.float32) - offset) / scale)  # (.., C, ..)
+    over = np.isfinite(stack) & ~(z <= FLOAT16_MAX)
+    if over.any():
+        c = int(np.argwhere(over)[0][packing.axis])
+        lo = packing.offset[c] - FLOAT16_MAX * packing.scale[c]
+        hi = packing.offset[c] + FLOAT16_MAX * packing.scale[c]
+        raise PackingError(
+            f"channel {names[c]}: values outside [{lo:.6g}, {hi:.6g}], the float16 packing's "
+            "range (set from the store's first block); write it with dtype float32 "
+            "(screamcast-ingest --dtype float32)"
+        )
+
+
+def of(array) -> ChannelPacking | None:
+    """The packing codec of a zarr array (inside its shards or not), or None."""
+    codecs = list(getattr(array.metadata, "codecs", ()))
+    for c in codecs:
+        codecs += list(getattr(c, "codecs", ()))  # a sharding codec's inner chain
+        if isinstance(c, ChannelPacking):
+            return c
+    return None

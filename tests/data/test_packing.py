@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""float16 packing of a stack: offsets chosen per channel, the error bound, reads that equal
+the stated round trip bit for bit (crops, regions, xarray), and values out of range refused."""
+
+import asyncio
+
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+from screamcast.data import packing, stacked
+from screamcast.data.arrays import channel_arrays, read_units
+
+SPEC = stacked.stack_spec([("T", 2, "lev", {}), ("ps", 1, None, {}), ("q", 1, None, {})])
+NAMES = ["T[0]", "T[1]", "ps", "q"]
+
+
+def fields(seed=0, times=3, n=8):
+    rng = np.random.default_rng(seed)
+    q = np.abs(1e-3 * rng.standard_normal((times, 6, n, n)))
+    q[:, 0, :2] = 0.0  # a dry corner
+    return {
+        "T": 250 + 20 * rng.standard_normal((times, 2, 6, n, n)),
+        "ps": 1e5 + 900 * rng.standard_normal((times, 6, n, n)),
+        "q": q,
+    }
+
+
+def as_stack(f):
+    return np.concatenate([f["T"], f["ps"][:, None], f["q"][:, None]], axis=1)  # (t, 4, 6, n, n)
+
+
+@pytest.fixture
+def packed(tmp_path):
+    f = fields()
+    group = zarr.open_group(tmp_path / "s.zarr", mode="w", zarr_format=3)
+    codec = packing.codec(*packing.choose(as_stack(f)[:2], axis=1), axis=1)
+    stacked.create_stack(group, SPEC, times=3, n=8, chunk=4, shard=8, packing=codec)
+    stacked.write_stack(group, f, 0)
+    return tmp_path / "s.zarr", group, f
+
+
+def test_offsets_are_the_mean_or_zero_for_fields_that_reach_zero():
+    offsets, scales = packing.choose(as_stack(fields())[:2], axis=1)
+    assert offsets[3] == 0.0 and 240 < offsets[0] < 260 and abs(offsets[2] - 1e5) < 100
+    assert all(s > 0 for s in scales)
+    constant = np.zeros((1, 1, 4))
+    assert packing.choose(constant, axis=1) == ([0.0], [1.0])  # no spread: scale 1
+
+
+def test_reads_equal_the_round_trip_within_the_bound(packed):
+    path, group, f = packed
+    x = as_stack(f).astype(np.float32)
+    got = group["fields"][:]
+    assert got.dtype == np.float32
+    codec = packing.of(group["fields"])
+    np.testing.assert_array_equal(got, packing.round_trip(codec, x, slice(0, 4)))
+    stored = stacked.as_stored(group, {k: v.astype(np.float32) for k, v in f.items()})
+    np.testing.assert_array_equal(stored["T"], got[:, :2])
+    off = np.array(codec.offset).reshape(1, -1, 1, 1, 1)
+    step = np.array(codec.scale).reshape(1, -1, 1, 1, 1) * 2.0**-25
+    bound = np.maximum(2.0**-11 * np.abs(x - off), step) + 1e-6 * np.abs(x)
+    assert (np.abs(got - x) <= bound).all()
+    err = np.abs(got - x).max(axis=(0, 2, 3, 4))
+    assert err[2] < 1.5 and err[0] < 0.05 and err[3] < 1e-6  # Pa, K, kg/kg
+    assert (got[:, 3] >= 0).all() and (got[:, 3, 0, :2] == 0).all()  # zeros stay zero
+    ds = stacked.unstack(xr.open_zarr(path, chunks=None, consolidated=False))
+    np.testing.assert_array_equal(ds["ps"].values, got[:, 2])
+    arrays = channel_arrays(group, NAMES, str(path))
+    ((names, unit),) = read_units(arrays, NAMES, whole_shards=True)
+    box = asyncio.run(unit.getitem((1, 2, slice(1, 7), slice(0, 5))))  # (channels, 6, 5)
+    np.testing.assert_array_equal(box, got[1, :, 2, 1:7, 0:5])
+
+
+def test_values_beyond_the_range_are_refused_before_anything_is_written(packed):
+    path, group, f = packed
+    before = group["fields"][:]
+    f["T"][2, 1, 3, 0, 0] = 1e9
+    with pytest.raises(packing.PackingError, match=r"channel T\[1\].*--dtype float32"):
+        stacked.write_stack(group, f, 0)
+    np.testing.assert_array_equal(group["fields"][:], before)
+
+
+def test_a_plain_float32_stack_has_no_packing(tmp_path):
+    group = zarr.open_group(tmp_path / "s.zarr", mode="w", zarr_format=3)
+    stacked.create_stack(group, SPEC, times=1, n=8, chunk=4, shard=8)
+    assert packing.of(group["fields"]) is None
+    f = {k: v[:1] for k, v in fields().items()}
+    assert stacked.as_stored(group, f) is f
