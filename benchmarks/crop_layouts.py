@@ -84,6 +84,17 @@ def write(root: Path, layout: str, times: int) -> None:
         a[:] = rng.standard_normal(a.shape, np.float32)
 
 
+def noise_gain(root: Path, layout: str) -> float:
+    """The codec's own gain on this store's noise: bytes at the stored dtype / bytes on disk."""
+    itemsize = 2 if layout == "stacked_f16" else 4
+    arrays = [(name, a) for name, a in zarr.open_group(root, mode="r").arrays() if a.ndim > 1]
+    raw = sum(a.size * itemsize for _, a in arrays)
+    disk = sum(
+        f.stat().st_size for name, _ in arrays for f in (root / name).rglob("*") if f.is_file()
+    )
+    return raw / disk
+
+
 def measure(root: Path, layout: str, steps: int, regions: RegionPlan | None, crops: int) -> dict:
     counters = []
 
@@ -148,10 +159,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
         for layout in layouts:
             root = Path(tmp) / f"{layout}.zarr"
             write(root, layout, times=5)
+            gain = noise_gain(root, layout)
             for steps in (1, 4):
                 for plan in plans():
                     crops = a.crops if plan is None else WINDOW * plan.per_region
-                    report.append(measure(root, layout, steps, plan, crops))
+                    report.append(measure(root, layout, steps, plan, crops) | {"noise_gain": gain})
                     r = report[-1]
                     print(
                         f"{layout:10s} k={steps} {str(r['regions']):18s} "

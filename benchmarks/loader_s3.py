@@ -3,12 +3,13 @@
 """The loader on S3 at production shape: crops from regions of a stacked store, against plain
 reads of the same objects (docs/performance.md).
 
-``python -m benchmarks.loader_s3 [--record]``: the production-shaped stacked store of
-``benchmarks.crop_layouts`` (n = 256, 40 channels, a shard per face and time, 3 times) on
-moto's S3 server (loopback); crops of 192 at k = 1, 8 cut from each whole-face region. Per
-round: the candidate is ``CropDataset.__getitems__`` for one region's 8 crops (whole-shard
-reads, at most ``max_in_flight`` in flight, halo assembly, forcing); the baseline reads the
-same objects (logged in a first pass) with ``s3fs`` one after another, and does nothing else.
+``python -m benchmarks.loader_s3 [--record]``: the production-shaped stacked stores of
+``benchmarks.crop_layouts`` (n = 256, 40 channels, a shard per face and time, 3 times; float16,
+the ingestion's default, and float32) on moto's S3 server (loopback); crops of 192 at k = 1,
+8 cut from each whole-face region. Per round: the candidate is ``CropDataset.__getitems__``
+for one region's 8 crops (whole-shard reads, at most ``max_in_flight`` in flight, halo
+assembly, forcing); the baseline reads the same objects (logged in a first pass) with
+``s3fs`` one after another, and does nothing else.
 Rounds alternate, each on another region. moto on loopback has neither S3's latency nor its
 bandwidth: the ratio says what the loader adds to the reads, not how fast S3 is.
 """
@@ -45,24 +46,25 @@ class KeyLog(ReadCounter):
             KeyLog.keys.append(key)
 
 
-def upload(local: Path):
-    """A moto server on loopback holding ``local`` as ``s3://bench/store.zarr``."""
+def upload(stores: dict[str, Path]):
+    """A moto server on loopback holding each store as ``s3://bench/<name>.zarr``."""
     import s3fs
 
     server, options = moto_bucket()
     fs = s3fs.S3FileSystem(**options)
-    fs.put(str(local), "bench/store.zarr", recursive=True)
+    for name, local in stores.items():
+        fs.put(str(local), f"bench/{name}.zarr", recursive=True)
     return server, fs, options
 
 
-def obstore_wrapper(options: dict):
+def obstore_wrapper(options: dict, prefix: str):
     """A store wrapper that reads through obstore (Rust object_store) instead of s3fs."""
     from obstore.store import S3Store
     from zarr.storage import ObjectStore
 
     s3 = S3Store(
         "bench",
-        prefix="store.zarr",
+        prefix=prefix,
         endpoint=options["endpoint_url"],
         access_key_id=options["key"],
         secret_access_key=options["secret"],
@@ -72,7 +74,8 @@ def obstore_wrapper(options: dict):
     return lambda _store: KeyLog(ObjectStore(s3, read_only=True))
 
 
-def run_case(url, options, fs, in_flight: int, client: str = "s3fs") -> dict:
+def run_case(layout: str, options, fs, in_flight: int, client: str = "s3fs") -> dict:
+    url, key = f"s3://bench/{layout}.zarr", f"{layout}.zarr"
     tiles = TileLayout(PhysicsGrid.for_face_size(layouts.N), layouts.TILE, layouts.HALO)
     span = tiles.padded - layouts.CROP + 1
     plan = RegionPlan.balanced(span, layouts.CROP, span, 8, 1)  # a region per face, 8 crops
@@ -83,7 +86,7 @@ def run_case(url, options, fs, in_flight: int, client: str = "s3fs") -> dict:
         crop=layouts.CROP,
         samples=8 * (ROUNDS + 1),
         storage_options=options,
-        store_wrapper=KeyLog if client == "s3fs" else obstore_wrapper(options),
+        store_wrapper=KeyLog if client == "s3fs" else obstore_wrapper(options, key),
         regions=plan,
         max_in_flight=in_flight,
     )
@@ -94,7 +97,7 @@ def run_case(url, options, fs, in_flight: int, client: str = "s3fs") -> dict:
         data.__getitems__(list(range(8 * r, 8 * r + 8)))
         t1 = time.perf_counter()
         keys = list(KeyLog.keys)
-        got = [fs.cat_file(f"bench/store.zarr/{k}") for k in keys]  # the same objects, plainly
+        got = [fs.cat_file(f"bench/{key}/{k}") for k in keys]  # the same objects, plainly
         t2 = time.perf_counter()
         if r:
             cand.append(t1 - t0)
@@ -102,6 +105,7 @@ def run_case(url, options, fs, in_flight: int, client: str = "s3fs") -> dict:
             nbytes.append(sum(len(g) for g in got))
     c, b = float(np.median(cand)), float(np.median(base))
     return {
+        "layout": layout,
         "client": client,
         "max_in_flight": in_flight,
         "crops_per_s": 8 / c,
@@ -119,18 +123,20 @@ def main(argv: list[str] | None = None) -> list[dict]:
     a = ap.parse_args(argv)
     report = []
     with tempfile.TemporaryDirectory() as tmp:
-        local = Path(tmp) / "store.zarr"
-        layouts.write(local, "stacked", times=3)
-        server, fs, options = upload(local)
+        stores = {name: Path(tmp) / f"{name}.zarr" for name in ("stacked_f16", "stacked")}
+        for name, local in stores.items():
+            layouts.write(local, name, times=3)
+        server, fs, options = upload(stores)
         try:
-            cases = [("s3fs", 1), ("s3fs", 4), ("s3fs", 16)]
+            cases = [("stacked_f16", "s3fs", n) for n in (1, 4, 16)] + [("stacked", "s3fs", 16)]
             if importlib.util.find_spec("obstore") is not None:  # optional: pip install obstore
-                cases.append(("obstore", 16))
-            for client, in_flight in cases:
-                report.append(run_case("s3://bench/store.zarr", options, fs, in_flight, client))
+                cases.append(("stacked_f16", "obstore", 16))
+            for layout, client, in_flight in cases:
+                report.append(run_case(layout, options, fs, in_flight, client))
                 r = report[-1]
                 print(
-                    f"{client:8s} max_in_flight {in_flight:2d}: {r['crops_per_s']:.2f} crops/s, "
+                    f"{layout:11s} {client:8s} max_in_flight {in_flight:2d}: "
+                    f"{r['crops_per_s']:.2f} crops/s, "
                     "loader "
                     f"{r['loader_s_per_region']:.2f} s / plain reads "
                     f"{r['plain_reads_s_per_region']:.2f} s per region = {r['ratio']:.2f}x "

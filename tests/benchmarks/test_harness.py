@@ -85,7 +85,7 @@ def test_crop_layouts_benchmark_counts_each_layout(tmp_path, monkeypatch):
     assert stacked_grouped["amplification"] < stacked_one["amplification"]
     for f32, f16 in zip(out["stacked"], out["stacked_f16"], strict=True):
         assert f16["requests_per_crop"] == f32["requests_per_crop"]
-        assert 0.5 <= f16["mb_per_crop"] / f32["mb_per_crop"] < 0.52  # + the shard index
+        assert 0.45 < f16["mb_per_crop"] / f32["mb_per_crop"] < 0.55  # half, as zstd leaves it
 
 
 def test_the_data_projection_is_the_stated_arithmetic():
