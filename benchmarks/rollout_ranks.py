@@ -119,10 +119,34 @@ def project(worlds=(2, 3, 6)) -> tuple[list[dict], dict]:
             }
         )
     prediction = 1536 * PROD["outputs"] * 192 * 192 * 4  # the tiles' prediction, float32
-    return rows, {
+    return rows + project_blocks(rows[-1], step_forward), {
         "allreduce_bytes_per_rank_per_step": 2 * prediction,
         "forward_s_one_gpu": step_forward,
     }
+
+
+def project_blocks(whole: dict, step_forward: float, sides=(2, 3, 4)) -> list[dict]:
+    """Sub-face blocks (NOT BUILT: s x s blocks per face, 6 s^2 ranks), by arithmetic: a
+    block's edges are 1/s of a face's, and each edge sends at most what a face edge sends (a
+    cross-face strip with its KNN entries; an intra-face one copies fewer), so the bytes per
+    rank are at most the whole-face plan's / s; the forwards are the globe's / ranks."""
+    rows = []
+    for s in sides:
+        world, worst = 6 * s * s, whole["bytes_per_rank_per_step_max"] / s
+        forward = step_forward / world
+        rows.append(
+            {
+                "ranks": world,
+                "blocks": f"{s} x {s} per face (not built)",
+                "bytes_per_rank_per_step_max": worst,
+                "comm_s_nvlink": worst / NVLINK,
+                "comm_s_network": worst / NETWORK,
+                "forward_s": forward,
+                "sim_days_per_wall_day_at_1h_nvlink": 86400 / 24 / (forward + worst / NVLINK),
+                "sim_days_per_wall_day_at_1h_network": 86400 / 24 / (forward + worst / NETWORK),
+            }
+        )
+    return rows
 
 
 def tables(data: dict) -> str:
@@ -155,14 +179,15 @@ def tables(data: dict) -> str:
         f"{whole['allreduce_bytes_per_rank_per_step'] / 1e9:.1f} GB per rank per step; one GPU's "
         f"forwards take {whole['forward_s_one_gpu']:.3f} s per step.",
         "",
-        "| ranks (whole faces) | bytes per rank per step (largest) | over NVLink "
+        "| ranks | bytes per rank per step (largest) | over NVLink "
         "| over the network | forwards per rank "
         "| simulated days per wall day (NVLink / network, 1 h step) |",
         "|---|---|---|---|---|---|",
     ]
     for row in p:
+        blocks = row.get("blocks", "whole faces")
         lines.append(
-            f"| {row['ranks']} | {row['bytes_per_rank_per_step_max'] / 1e6:.0f} MB "
+            f"| {row['ranks']} ({blocks}) | {row['bytes_per_rank_per_step_max'] / 1e6:.0f} MB "
             f"| {1e3 * row['comm_s_nvlink']:.2f} ms | {1e3 * row['comm_s_network']:.1f} ms "
             f"| {1e3 * row['forward_s']:.0f} ms "
             f"| {row['sim_days_per_wall_day_at_1h_nvlink']:,.0f} / "
