@@ -105,3 +105,16 @@ def test_the_data_projection_is_the_stated_arithmetic():
     f16 = row | {"layout": "stacked_f16", "k": 1, "regions": "320 px, 8 crops"}
     (r,) = dp.project([f16], flops, gain=1.5)  # the bytes zstd takes off real fields
     assert r["crops_per_s_by_network"] == pytest.approx(750.0) and r["default"]
+
+
+def test_sub_face_blocks_are_projected_by_the_stated_arithmetic():
+    """Not built, projected: s x s blocks per face (6 s^2 ranks) send at most the whole-face
+    plan's bytes / s per rank; their forwards are the globe's / ranks."""
+    from benchmarks import rollout_ranks as rr
+
+    whole = {"bytes_per_rank_per_step_max": 120e6}
+    rows = rr.project_blocks(whole, step_forward=0.12, sides=(2, 4))
+    assert [r["ranks"] for r in rows] == [24, 96]
+    assert rows[0]["bytes_per_rank_per_step_max"] == 60e6 and rows[1]["forward_s"] == 0.12 / 96
+    assert "not built" in rows[0]["blocks"]
+    assert rows[1]["comm_s_network"] == pytest.approx(30e6 / rr.NETWORK)
