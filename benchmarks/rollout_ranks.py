@@ -107,21 +107,24 @@ def project(worlds=(2, 3, 6)) -> tuple[list[dict], dict]:
             * max(len(range(r * 6 // world, (r + 1) * 6 // world)) for r in range(world))
             / 6
         )
-        rows.append(
-            {
-                "ranks": world,
-                "bytes_per_rank_per_step_max": worst,
-                "comm_s_nvlink": worst / NVLINK,
-                "comm_s_network": worst / NETWORK,
-                "forward_s": forward,
-                "sim_days_per_wall_day_at_1h_nvlink": 86400 / 24 / (forward + worst / NVLINK),
-                "sim_days_per_wall_day_at_1h_network": 86400 / 24 / (forward + worst / NETWORK),
-            }
-        )
+        rows.append(step_row(world, worst, forward))
     prediction = 1536 * PROD["outputs"] * 192 * 192 * 4  # the tiles' prediction, float32
     return rows + project_blocks(rows[-1], step_forward), {
         "allreduce_bytes_per_rank_per_step": 2 * prediction,
         "forward_s_one_gpu": step_forward,
+    }
+
+
+def step_row(world: int, worst: float, forward: float) -> dict:
+    """One projected row: the largest rank's bytes and forwards, over NVLink and the network."""
+    return {
+        "ranks": world,
+        "bytes_per_rank_per_step_max": worst,
+        "comm_s_nvlink": worst / NVLINK,
+        "comm_s_network": worst / NETWORK,
+        "forward_s": forward,
+        "sim_days_per_wall_day_at_1h_nvlink": 86400 / 24 / (forward + worst / NVLINK),
+        "sim_days_per_wall_day_at_1h_network": 86400 / 24 / (forward + worst / NETWORK),
     }
 
 
@@ -134,18 +137,7 @@ def project_blocks(whole: dict, step_forward: float, sides=(2, 3, 4)) -> list[di
     for s in sides:
         world, worst = 6 * s * s, whole["bytes_per_rank_per_step_max"] / s
         forward = step_forward / world
-        rows.append(
-            {
-                "ranks": world,
-                "blocks": f"{s} x {s} per face (not built)",
-                "bytes_per_rank_per_step_max": worst,
-                "comm_s_nvlink": worst / NVLINK,
-                "comm_s_network": worst / NETWORK,
-                "forward_s": forward,
-                "sim_days_per_wall_day_at_1h_nvlink": 86400 / 24 / (forward + worst / NVLINK),
-                "sim_days_per_wall_day_at_1h_network": 86400 / 24 / (forward + worst / NETWORK),
-            }
-        )
+        rows.append(step_row(world, worst, forward) | {"blocks": f"{s} x {s} per face (not built)"})
     return rows
 
 
