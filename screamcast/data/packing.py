@@ -32,6 +32,7 @@ from zarr.registry import register_codec
 NAME = "screamcast.channel_packing"
 HEADROOM = 1024.0  # the first block's spread maps to +-64 of float16's +-65,504
 FLOAT16_MAX = 65504.0
+ZERO_SCALE = 2.0**-24  # a channel zero in the first blocks: values to 3.9e-3, relative 2**-11
 DTYPES = ("float16", "float32")
 
 
@@ -92,23 +93,45 @@ class ChannelPacking(ArrayArrayCodec):
 register_codec(NAME, ChannelPacking)
 
 
-def choose(block: np.ndarray, axis: int) -> tuple[list[float], list[float]]:
-    """``(offsets, scales)`` per channel (``axis``) of a first block: about the mean, or about
-    zero for a non-negative channel that reaches within 10% of zero; the scale puts the
-    block's largest distance from the offset at 1/64 of float16's range."""
-    x = np.moveaxis(np.asarray(block, np.float64), axis, 0).reshape(block.shape[axis], -1)
-    offsets, scales = [], []
-    for values in x:  # (points,) of one channel
-        v = values[np.isfinite(values)]
-        if v.size == 0:
-            offsets.append(0.0), scales.append(1.0)
-            continue
-        lo, hi = float(v.min()), float(v.max())
-        near_zero = lo >= 0 and lo <= 0.1 * hi
-        offset = 0.0 if near_zero else float(np.float32(v.mean()))
-        spread = float(np.abs(v - offset).max())
-        offsets.append(offset)
-        scales.append(spread * HEADROOM / FLOAT16_MAX if spread > 0 else 1.0)
+def choose(blocks, axis: int, constant: list | None = None) -> tuple[list[float], list[float]]:
+    """``(offsets, scales)`` per channel (``axis``) from the first blocks (an array, or an
+    iterable of them, read lazily: a channel is decided by the first block where it varies).
+    About the mean, or about zero for a non-negative channel that reaches within 10% of zero;
+    the scale puts the block's largest distance from the offset at 1/64 of float16's range.
+    A channel constant ``c`` in every block given is packed about ``c`` for deviations up to
+    64 |c| (or, for ``c = 0``, values up to 3.9e-3 at full relative precision: a zero field
+    that later holds more is refused when written); its index is appended to ``constant``."""
+    blocks = [blocks] if isinstance(blocks, np.ndarray) else blocks
+    offsets: list[float | None] = []
+    scales: list[float | None] = []
+    seen: list[float] = []  # a constant channel's value so far
+    for block in blocks:
+        x = np.moveaxis(np.asarray(block, np.float64), axis, 0).reshape(block.shape[axis], -1)
+        if not offsets:
+            offsets, scales, seen = [None] * len(x), [None] * len(x), [np.nan] * len(x)
+        for c, values in enumerate(x):  # (points,) of one channel
+            v = values[np.isfinite(values)]
+            if offsets[c] is not None or v.size == 0:
+                continue
+            lo, hi = float(v.min()), float(v.max())
+            if lo == hi and (np.isnan(seen[c]) or seen[c] == lo):
+                seen[c] = lo
+                continue
+            near_zero = lo >= 0 and lo <= 0.1 * hi
+            offsets[c] = 0.0 if near_zero else float(np.float32(v.mean()))
+            spread = float(np.abs(v - offsets[c]).max())
+            if not np.isnan(seen[c]):  # constant before this block: that value counts too
+                spread = max(spread, abs(seen[c] - offsets[c]))
+            scales[c] = spread * HEADROOM / FLOAT16_MAX
+        if all(o is not None for o in offsets):
+            break
+    for c, o in enumerate(offsets):
+        if o is None:  # constant (or never finite) in every block given
+            value = 0.0 if np.isnan(seen[c]) else float(np.float32(seen[c]))
+            offsets[c] = value
+            scales[c] = abs(value) * HEADROOM / FLOAT16_MAX if value else ZERO_SCALE
+            if constant is not None:
+                constant.append(c)
     return offsets, scales
 
 

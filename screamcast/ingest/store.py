@@ -12,6 +12,7 @@ its own unfinished store and continues it; any other existing store is left alon
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,8 @@ from screamcast.data import stacked
 from screamcast.data.calendar import encode
 from screamcast.data.remote import writable
 from screamcast.ingest.blocks import Plan
+
+log = logging.getLogger(__name__)
 
 TITLE = "screamcast ingested E3SM history"
 
@@ -223,20 +226,34 @@ def _create_fields(group, plan: Plan, coords: dict, T: int, chunk: int, shard: i
             arr.attrs.update(attrs_v)
 
 
-def first_block_packing(plan: Plan, spec: list[list]):
+def first_block_packing(plan: Plan, spec: list[list], scan: int = 8):
     """The float16 packing of the stack, from the first block's fields (read here once more:
-    every block task, the first included, reads its own times)."""
+    every block task, the first included, reads its own times), or from later ones (up to
+    ``scan`` blocks) for channels that are constant in it."""
     from screamcast.data.packing import choose, codec
     from screamcast.ingest.blocks import read_times, transform
 
-    t1 = min(plan.block, len(plan.catalogue.times))
-    fields = transform(plan, read_times(plan, 0, t1))  # {name: (t, [L,] 6, n, n)}
     n = plan.catalogue.grid.n
-    stack = np.concatenate(  # (t, C, 6, n, n) in the stack's channel order
-        [fields[name].reshape(t1, stop - start, 6, n, n) for name, start, stop, *_ in spec],
-        axis=1,
-    )
-    return codec(*choose(stack, axis=1), axis=1)
+
+    def blocks():
+        for t0, t1 in plan.blocks()[:scan]:
+            fields = transform(plan, read_times(plan, t0, t1))  # {name: (t, [L,] 6, n, n)}
+            yield np.concatenate(  # (t, C, 6, n, n) in the stack's channel order
+                [fields[v].reshape(t1 - t0, b - a, 6, n, n) for v, a, b, *_ in spec], axis=1
+            )
+
+    constant: list[int] = []
+    offsets, scales = choose(blocks(), axis=1, constant=constant)
+    if constant:
+        names = ", ".join(stacked.channel_names(spec)[c] for c in constant)
+        log.warning(
+            "float16 stack: %s constant over the first %d blocks, packed about that value "
+            "(zero: for values up to 3.9e-3); a later block beyond that range stops the "
+            "ingestion naming the channel (use --dtype float32 if such a field will vary)",
+            names,
+            min(scan, len(plan.blocks())),
+        )
+    return codec(offsets, scales, axis=1)
 
 
 def _create_coordinates(group, cat) -> None:

@@ -46,8 +46,30 @@ def test_offsets_are_the_mean_or_zero_for_fields_that_reach_zero():
     offsets, scales = packing.choose(as_stack(fields())[:2], axis=1)
     assert offsets[3] == 0.0 and 240 < offsets[0] < 260 and abs(offsets[2] - 1e5) < 100
     assert all(s > 0 for s in scales)
-    constant = np.zeros((1, 1, 4))
-    assert packing.choose(constant, axis=1) == ([0.0], [1.0])  # no spread: scale 1
+
+
+def test_a_channel_constant_in_the_first_block_is_decided_by_a_later_one():
+    """Zero precipitation in the first block must not leave later drizzle to float16's
+    subnormals: the channel is packed from the first block where it varies, or, zero
+    throughout, for values up to 3.9e-3 at full relative precision."""
+    first = np.zeros((2, 3, 4))  # (t, C, points): channel 0 zero, 1 constant 5, 2 varies
+    first[:, 1], first[:, 2] = 5.0, [[1.0, 2.0, 3.0, 4.0]] * 2
+    later = first.copy()
+    later[:, 0] = [[0.0, 1e-7, 3e-6, 2e-5]] * 2
+    constant: list[int] = []
+    offsets, scales = packing.choose(iter([first, later]), axis=1, constant=constant)
+    assert offsets[0] == 0.0 and scales[0] == pytest.approx(2e-5 * 1024 / 65504)
+    assert constant == [1] and offsets[1] == 5.0 and scales[1] == pytest.approx(5 * 1024 / 65504)
+    assert offsets[2] == 2.5 and scales[2] == pytest.approx(1.5 * 1024 / 65504)
+    offsets, scales = packing.choose(first, axis=1, constant=constant)
+    assert offsets[0] == 0.0 and scales[0] == packing.ZERO_SCALE and constant == [1, 0, 1]
+    drizzle = np.array([0.0, 1e-9, 1e-7, 3e-6, 3.9e-3], np.float32).reshape(1, 5)
+    codec = packing.codec([0.0], [packing.ZERO_SCALE], axis=0)
+    back = packing.round_trip(codec, drizzle[None], slice(0, 1))[0]  # (1, 5)
+    assert np.all(np.abs(back - drizzle) <= 2.0**-11 * drizzle + 1e-30)
+    # constant 5 in one block, then 6: both values count
+    offsets, scales = packing.choose(iter([np.full((1, 1, 2), 5.0), np.full((1, 1, 2), 6.0)]), 1)
+    assert offsets == [6.0] and scales[0] == pytest.approx(1 * 1024 / 65504)
 
 
 def test_reads_equal_the_round_trip_within_the_bound(packed):
