@@ -96,7 +96,8 @@ def project(layouts: list[dict], flops: int, gain: float = 1.0) -> list[dict]:
 
 
 def tables(data: dict) -> str:
-    """The Markdown of docs/performance.md's block (the stacked layouts), from a record."""
+    """The Markdown of docs/performance.md's block (the float16 stack, and the float32 one at
+    the default regions), from a record."""
     m, gpus, peak, fraction = data["machine"], *data["assumed"]
     lines = [
         f"Commit {m['commit']}, {data['when']}: `{data['command']}`; {gpus:.0f} GPUs at "
@@ -106,8 +107,8 @@ def tables(data: dict) -> str:
         "| layout | k | regions | crops/s by requests | by network | GPUs eat | supply / demand |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in data["report"]:
-        if r["layout"] == "variables":
+    for r in data["report"]:  # float32: only at the default regions, for comparison
+        if r["layout"] == "variables" or (r["layout"] == "stacked" and r["regions"] != DEFAULT[2]):
             continue
         mark = " **(default)**" if r.get("default") else ""
         lines.append(
