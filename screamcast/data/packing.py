@@ -76,21 +76,28 @@ class ChannelPacking(ArrayArrayCodec):
 
     async def _decode_single(self, chunk_array, chunk_spec):
         stored = chunk_array.as_numpy_array()
-        offset, scale = self._broadcast(stored.ndim)
-        x = stored.astype(np.float32) * scale + offset
+        x = unpack(stored, *self._broadcast(stored.ndim))
         return chunk_array.__class__.from_numpy_array(x)
 
     async def _encode_single(self, chunk_array, chunk_spec):
         x = chunk_array.as_numpy_array()
-        offset, scale = self._broadcast(x.ndim)
-        packed = ((x.astype(np.float32) - offset) / scale).astype(np.float16)
-        return chunk_array.__class__.from_numpy_array(packed)
+        return chunk_array.__class__.from_numpy_array(pack(x, *self._broadcast(x.ndim)))
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec) -> int:
         return input_byte_length // 2
 
 
 register_codec(NAME, ChannelPacking)
+
+
+def pack(x: np.ndarray, offset: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """float32 values -> stored float16 (``offset``, ``scale`` float32, broadcast)."""
+    return ((x.astype(np.float32) - offset) / scale).astype(np.float16)
+
+
+def unpack(stored: np.ndarray, offset: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Stored float16 -> float32 values."""
+    return stored.astype(np.float32) * scale + offset
 
 
 def choose(blocks, axis: int, constant: list | None = None) -> tuple[list[float], list[float]]:
@@ -141,8 +148,7 @@ def round_trip(packing: ChannelPacking, x: np.ndarray, channels: slice) -> np.nd
     shape = (1, channels.stop - channels.start) + (1,) * (x.ndim - 2)
     offset = np.asarray(packing.offset[channels], np.float32).reshape(shape)
     scale = np.asarray(packing.scale[channels], np.float32).reshape(shape)
-    packed = ((x.astype(np.float32) - offset) / scale).astype(np.float16)
-    return packed.astype(np.float32) * scale + offset
+    return unpack(pack(x, offset, scale), offset, scale)
 
 
 def codec(offsets, scales, axis: int) -> ChannelPacking:
@@ -151,9 +157,9 @@ def codec(offsets, scales, axis: int) -> ChannelPacking:
 
 def check_range(packing: ChannelPacking, stack: np.ndarray, names: list[str]) -> None:
     """Refuse, naming the channel, values the float16 packing would turn into infinities."""
-    offset, scale = packing._broadcast(stack.ndim)
-    z = np.abs((stack.astype(np.float32) - offset) / scale)  # (.., C, ..)
-    over = np.isfinite(stack) & ~(z <= FLOAT16_MAX)
+    with np.errstate(over="ignore"):  # the overflow is what is looked for
+        packed = pack(stack, *packing._broadcast(stack.ndim))  # (.., C, ..)
+    over = np.isfinite(stack) & ~np.isfinite(packed)
     if over.any():
         c = int(np.argwhere(over)[0][packing.axis])
         lo = packing.offset[c] - FLOAT16_MAX * packing.scale[c]
