@@ -375,3 +375,22 @@ def test_the_reference_misfit_is_area_weighted_over_the_reference_cells():
     want = np.sqrt((area * d**2).sum() / area.sum())
     np.testing.assert_allclose(got, [want], rtol=1e-12)
     assert abs(want - np.sqrt(0.25)) > 1e-3  # the unweighted answer (a quarter of the blocks)
+
+
+def test_a_ranks_corrector_reads_only_its_faces_and_nudges_as_one_rank():
+    """restrict(faces) on a cube reference: the rank's series holds only its faces (so it
+    reads only their chunks), and nudging them equals nudging the globe, bit for bit."""
+    rng = np.random.default_rng(0)
+    ref = reference(n=8, values=(0.0, 6.0))
+    ref["u"].values[:] = rng.standard_normal(ref["u"].shape).astype(np.float32)
+    whole = Relaxation(ref, ["u"], ["u", "v"], 6.0, np.timedelta64(3, "h"), grid(16))
+    assert whole.projection.startswith("block mean over 2x2")
+    x = torch.as_tensor(rng.standard_normal((2, 6, 16, 16)), dtype=torch.float32)
+    t = np.datetime64("2020-01-01T03:00")
+    expected = whole.apply(x.clone(), t)
+    part = whole.restrict(range(2, 4), reduce=None)
+    assert part.series.reference.sizes["face"] == 2 and whole.series.reference.sizes["face"] == 6
+    assert "faces 2 to 3" in part.series.name
+    got = part.apply(x[:, 2:4].clone(), t)
+    assert torch.equal(got, expected[:, 2:4])
+    part.close()

@@ -50,6 +50,13 @@ class ReferenceSeries:
         self._reader: ThreadPoolExecutor | None = None
         self._target: tuple[object, np.ndarray] | None = None  # the last time asked for
 
+    def on_faces(self, faces: range) -> ReferenceSeries:
+        """This cube reference's series restricted to ``faces`` (one rank's), so the rank reads
+        only their chunks; its targets are ``(V, F, m, m)`` and its messages name the faces."""
+        part = self.reference.isel(face=slice(faces.start, faces.stop))
+        name = f"{self.name} (faces {faces.start} to {faces.stop - 1}, counted from {faces.start})"
+        return ReferenceSeries(part, self.variables, name, self.time_interpolation)
+
     def check_covers(self, first: object, last: object) -> None:
         if first < self.times[0] or last > self.times[-1]:
             raise NudgingError(

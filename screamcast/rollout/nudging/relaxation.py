@@ -86,6 +86,9 @@ class Relaxation:
         rounding)."""
         view = copy.copy(self)
         view.faces, view.reduce = slice(faces.start, faces.stop), reduce
+        if self.nearest is None:  # a cube reference: read only these faces' chunks
+            self.series.close()  # its read-ahead of the whole globe is not needed here
+            view.series = self.series.on_faces(faces)
         return view
 
     @classmethod
@@ -139,7 +142,7 @@ class Relaxation:
         ref = torch.as_tensor(self.target(time), dtype=x.dtype, device=x.device)
         if self.nearest is not None:
             return self._apply_nearest(x, ref.reshape(len(self.index), -1))
-        ref = ref[:, self.faces]  # (V, F, m, m)
+        # (V, F, m, m): the series holds the faces apply() is given (restrict)
         for k, c in enumerate(self.index):
             field = x[c]  # (F, n, n)
             if self.factor == 1:
