@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import zarr
 
-from benchmarks.harness import save_record
+from benchmarks.harness import disk_bytes, save_record
 from screamcast.data import packing, stacked
 from screamcast.data.calendar import encode
 from screamcast.data.dataset import CropDataset
@@ -89,10 +89,7 @@ def noise_gain(root: Path, layout: str) -> float:
     itemsize = 2 if layout == "stacked_f16" else 4
     arrays = [(name, a) for name, a in zarr.open_group(root, mode="r").arrays() if a.ndim > 1]
     raw = sum(a.size * itemsize for _, a in arrays)
-    disk = sum(
-        f.stat().st_size for name, _ in arrays for f in (root / name).rglob("*") if f.is_file()
-    )
-    return raw / disk
+    return raw / sum(disk_bytes(root, name) for name, _ in arrays)
 
 
 def measure(root: Path, layout: str, steps: int, regions: RegionPlan | None, crops: int) -> dict:

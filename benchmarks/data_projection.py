@@ -31,7 +31,7 @@ import torch
 import yaml
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchmarks.harness import PERF_DOC, RESULTS, _replace_block, save_record
+from benchmarks.harness import PERF_DOC, save_record, write_block
 from screamcast.model.pipeline import input_channels
 from screamcast.model.unet import UNet
 
@@ -120,8 +120,7 @@ def tables(data: dict) -> str:
 
 
 def write_tables() -> None:
-    data = json.loads((RESULTS / "data_projection.json").read_text())
-    _replace_block(PERF_DOC, BEGIN, END, tables(data))
+    write_block("data_projection", PERF_DOC, BEGIN, END, tables)
 
 
 def main(argv: list[str] | None = None) -> list[dict]:

@@ -189,6 +189,16 @@ def _commit_of(data: dict) -> str:
     return f" ({machine['commit']})" if isinstance(machine, dict) else ""
 
 
+def write_block(record: str, doc: Path, begin: str, end: str, tables) -> None:
+    """``tables(data)`` of ``benchmarks/results/<record>.json`` between ``doc``'s markers."""
+    _replace_block(doc, begin, end, tables(json.loads((RESULTS / f"{record}.json").read_text())))
+
+
+def disk_bytes(store: Path, array: str) -> int:
+    """Bytes on disk of one array of a local zarr store (its chunks, shards and metadata)."""
+    return sum(f.stat().st_size for f in (Path(store) / array).rglob("*") if f.is_file())
+
+
 def _replace_block(doc: Path, begin: str, end: str, body: str) -> None:
     """Put ``body`` between the ``begin`` and ``end`` markers of ``doc`` (appended if absent)."""
     text = doc.read_text() if doc.exists() else f"# Performance\n\n{begin}\n{end}\n"

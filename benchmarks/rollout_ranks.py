@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.harness import PERF_DOC, RESULTS, _replace_block, save_record
+from benchmarks.harness import PERF_DOC, RESULTS, save_record, write_block
 from benchmarks.rollout_memory import make_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,8 +189,7 @@ def tables(data: dict) -> str:
 
 
 def write_tables() -> None:
-    data = json.loads((RESULTS / "rollout_ranks.json").read_text())
-    _replace_block(PERF_DOC, BEGIN, END, tables(data))
+    write_block("rollout_ranks", PERF_DOC, BEGIN, END, tables)
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -18,14 +18,13 @@ fields add, and ``benchmarks.data_projection`` multiplies it in.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from benchmarks.harness import RESULTS, _replace_block, save_record
+from benchmarks.harness import disk_bytes, save_record, write_block
 from screamcast.data.stacked import unstack
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "ingest.md"
@@ -60,8 +59,7 @@ def disk_ratio(store: Path) -> tuple[int, int]:
     import zarr
 
     array = zarr.open_group(store, mode="r")["fields"]
-    disk = sum(f.stat().st_size for f in (store / "fields").rglob("*") if f.is_file())
-    return disk, int(np.prod(array.shape)) * 4
+    return disk_bytes(store, "fields"), int(np.prod(array.shape)) * 4
 
 
 def errors(exact: xr.Dataset, packed: xr.Dataset) -> dict:
@@ -118,8 +116,7 @@ def tables(data: dict) -> str:
 
 
 def write_tables() -> None:
-    data = json.loads((RESULTS / "store_compression.json").read_text())
-    _replace_block(DOC, BEGIN, END, tables(data))
+    write_block("store_compression", DOC, BEGIN, END, tables)
 
 
 def main(argv: list[str] | None = None) -> dict:

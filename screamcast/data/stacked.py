@@ -102,22 +102,29 @@ def create_stack(
     return array
 
 
-def write_stack(group, fields: dict, t0: int | None = None) -> None:
-    """``fields`` (``{variable: array}``) into the group's stack in one write (every shard of
-    these times written whole, once): times ``t0 ..`` of ``fields (t, [L,] 6, n, n)``, or with
-    ``t0=None`` the static stack from ``fields (6, n, n)``."""
-    array = STATIC if t0 is None else FIELDS
-    entries = group.attrs[ATTR][array]
+def stack_of(entries: list[list], fields: dict, timed: bool = True) -> np.ndarray:
+    """``fields`` (``{variable: ([t,] [L,] 6, n, n)}``) as one ``([t,] C, 6, n, n)`` float32
+    array in the channel order of ``entries`` (a stack's spec); ``timed``: a leading time."""
     first = np.asarray(next(iter(fields.values())))
-    lead = () if t0 is None else (first.shape[0],)
+    lead = (first.shape[0],) if timed else ()
     stack = np.empty((*lead, entries[-1][2], *first.shape[-3:]), "f4")  # ([t,] C, 6, n, n)
     for name, start, stop, _, _ in entries:  # ([t,] [L,] 6, n, n) -> ([t,] L, 6, n, n)
         channels = np.asarray(fields[name]).reshape(*lead, stop - start, *stack.shape[-3:])
         stack[..., start:stop, :, :, :] = channels
-    packed = packing_.of(group[array])
+    return stack
+
+
+def write_stack(group, fields: dict, t0: int | None = None) -> None:
+    """``fields`` (``{variable: array}``) into the group's stack in one write (every shard of
+    these times written whole, once): times ``t0 ..`` of ``fields (t, [L,] 6, n, n)``, or with
+    ``t0=None`` the static stack from ``fields (6, n, n)``."""
+    name = STATIC if t0 is None else FIELDS
+    entries, array = group.attrs[ATTR][name], group[name]
+    stack = stack_of(entries, fields, timed=t0 is not None)
+    packed = packing_.of(array)
     if packed is not None:  # refused before anything is written, naming the channel
         packing_.check_range(packed, stack, channel_names(entries))
-    group[array][slice(None) if t0 is None else slice(t0, t0 + lead[0])] = stack
+    array[slice(None) if t0 is None else slice(t0, t0 + stack.shape[0])] = stack
 
 
 def as_stored(group, fields: dict) -> dict:

@@ -233,14 +233,9 @@ def first_block_packing(plan: Plan, spec: list[list], scan: int = 8):
     from screamcast.data.packing import choose, codec
     from screamcast.ingest.blocks import read_times, transform
 
-    n = plan.catalogue.grid.n
-
-    def blocks():
+    def blocks():  # (t, C, 6, n, n) in the stack's channel order
         for t0, t1 in plan.blocks()[:scan]:
-            fields = transform(plan, read_times(plan, t0, t1))  # {name: (t, [L,] 6, n, n)}
-            yield np.concatenate(  # (t, C, 6, n, n) in the stack's channel order
-                [fields[v].reshape(t1 - t0, b - a, 6, n, n) for v, a, b, *_ in spec], axis=1
-            )
+            yield stacked.stack_of(spec, transform(plan, read_times(plan, t0, t1)))
 
     constant: list[int] = []
     offsets, scales = choose(blocks(), axis=1, constant=constant)
