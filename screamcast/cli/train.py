@@ -30,6 +30,18 @@ def _run(cfg: DictConfig) -> None:
             message = f"{err.bare} (data.{err.option}=true)"
         print(f"error: {message}", file=sys.stderr)
         sys.exit(2)
+    finally:
+        _leave_group()
+
+
+def _leave_group() -> None:
+    """Destroy the ranks' process group (DDP under torchrun) before the interpreter exits:
+    left to teardown, gloo's threads can abort a rank that finished ("terminate called
+    without an active exception")."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ from screamcast.rollout.writer import RolloutWriter
 
 __all__ = ["RolloutError", "run_rollout"]
 
+_OWN_GROUP: list[bool] = []  # non-empty while this module's process group is open
 Scoring = Callable[[RolloutPlan], object]  # -> an aggregator, or None
 
 
@@ -50,7 +51,10 @@ def run_rollout(
         if world > 1:  # by faces; scored by rank 0 from the finished output
             from screamcast.rollout.parallel_run import run_decomposed
 
-            summary["exchange"] = run_decomposed(plan, rank, world, device)
+            try:
+                summary["exchange"] = run_decomposed(plan, rank, world, device)
+            finally:
+                _leave_group()
             if rank == 0 and scoring is not None:
                 scores = scoring(plan)
                 if scores is not None:
@@ -177,7 +181,21 @@ def _ranks(device: str) -> tuple[int, int, str]:
         torch.cuda.set_device(device)
     if not dist.is_initialized():
         dist.init_process_group("nccl" if cuda else "gloo")
+        _OWN_GROUP.append(True)
     return dist.get_rank(), dist.get_world_size(), device
+
+
+def _leave_group() -> None:
+    """Destroy the process group before the interpreter exits. Left to interpreter teardown,
+    gloo's worker threads can outlive it and the rank dies of SIGABRT ("terminate called
+    without an active exception") after a rollout that finished: seen once in CI with 3
+    ranks. Every exchange has been waited for by then (the last call is a barrier), so each
+    rank leaves on its own."""
+    import torch.distributed as dist
+
+    if _OWN_GROUP and dist.is_initialized():  # a caller's own group stays the caller's
+        dist.destroy_process_group()
+        _OWN_GROUP.clear()
 
 
 def _bar(config: InferenceConfig, k0: int):

@@ -90,4 +90,8 @@ def main(run_dir: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    try:
+        main(Path(sys.argv[1]))
+    finally:  # before teardown: gloo threads left to it can abort the rank
+        if torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()

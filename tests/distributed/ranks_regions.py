@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+import torch
 from hydra import compose, initialize_config_dir
 from lightning.fabric import Fabric
 
@@ -53,4 +54,8 @@ def main(store: str, run_dir: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]))
+    try:
+        main(sys.argv[1], Path(sys.argv[2]))
+    finally:  # before teardown: gloo threads left to it can abort the rank
+        if torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
