@@ -5,13 +5,14 @@ arithmetic, and projected to the production grid.
 
 ``python -m benchmarks.rollout_ranks [--record]``:
 
-- **Measured** (CPU, gloo, ``torchrun``): the cross-face rollout (both exchanges) of a small
-  fixed-seed model on 1, 2, 3 and 6 ranks; each rank's bytes sent per step (the counter around
-  the only calls that move data, recorded in the output's attrs), the exchange plan's
-  arithmetic for the same run, each rank's peak memory, and the wall time.
+- **Measured** (CPU, gloo, ``torchrun``): the cross-face rollout (every exchange) of a small
+  fixed-seed model on 1, 2, 3, 6 (whole faces) and 12 ranks (bands of a face); each rank's
+  bytes sent per step (the counter around the only calls that move data, recorded in the
+  output's attrs), the exchange plan's arithmetic for the same run, each rank's peak memory.
 - **Projected** (arithmetic, not a measurement): the exchange plan computed exactly on a grid
   with the production's tile-to-halo-to-face ratios (face of 16 tiles, halo a quarter tile)
-  and scaled to ne1024pg2 (face 2048, tile 128, halo 32) by the strip area (face x halo);
+  for 2 to 96 ranks and scaled to ne1024pg2 (face 2048, tile 128, halo 32) by the strip area
+  (face x halo: every strip, between bands as across cube edges, is face-long or halo-deep);
   ``--check-scaling`` computes it at two sizes to show the scaling holds. Against it: the
   step's forwards on an H200 at an assumed 240 TFLOP/s achieved (the network's 33 TFLOP per
   step from ``benchmarks/results/gpu_check_cpu.json``), spread over the ranks; NVLink at an
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from benchmarks.harness import PERF_DOC, RESULTS, save_record, write_block
 from benchmarks.rollout_memory import make_inputs
+from screamcast.rollout.domain import blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "ace" / "run_screamcast_nudged.py"
@@ -43,10 +45,10 @@ FLOPS_PER_STEP_S = 240e12  # assumed achieved on one H200 (30% of ~790 TFLOP/s b
 NVLINK, NETWORK = 450e9, 400e9 / 8  # bytes/s per GPU, assumed
 
 
-def measure(work: Path, worlds=(1, 2, 3, 6), n: int = 48, steps: int = 3) -> list[dict]:
+def measure(work: Path, worlds=(1, 2, 3, 6, 12), n: int = 48, steps: int = 3) -> list[dict]:
     """Each world size's run: per rank bytes sent per step, the plan's arithmetic, memory."""
     from screamcast.grid import PhysicsGrid, TileLayout
-    from screamcast.rollout.domain import ExchangePlan
+    from screamcast.rollout.exchange_plan import ExchangePlan
 
     ckpt, store = make_inputs(work, n, steps + 1)
     tile = min(32, n // 2)
@@ -65,7 +67,7 @@ def measure(work: Path, worlds=(1, 2, 3, 6), n: int = 48, steps: int = 3) -> lis
         subprocess.run([*launch, *argv], env=env, check=True, capture_output=True)
         attrs = json.loads((out / "zarr.json").read_text())["attributes"]
         plans = [ExchangePlan.build(layout, r, world) for r in range(world)]
-        arithmetic = [p.halo_bytes(5) + p.adjoint_bytes(6) for p in plans]
+        arithmetic = [p.halo_bytes(5) + p.overlap_bytes(6) + p.adjoint_bytes(6) for p in plans]
         rows.append(
             {
                 "ranks": world,
@@ -81,35 +83,33 @@ def measure(work: Path, worlds=(1, 2, 3, 6), n: int = 48, steps: int = 3) -> lis
 
 
 def plan_pixels(n: int, tile: int, halo: int, world: int) -> list[tuple[int, int]]:
-    """Per rank, (halo source pixels sent, cross-face entries sent) of the exact plan."""
+    """Per rank, (halo pixels sent, prediction pixels sent: overlap rows and cross-face
+    entries) of the exact plan."""
     from screamcast.grid import PhysicsGrid, TileLayout
-    from screamcast.rollout.domain import ExchangePlan
+    from screamcast.rollout.exchange_plan import ExchangePlan
 
     layout = TileLayout(PhysicsGrid.for_face_size(n), tile, halo)
     plans = [ExchangePlan.build(layout, r, world) for r in range(world)]
-    return [(p.halo_bytes(1, 1), p.adjoint_bytes(1, 1)) for p in plans]
+    return [(p.halo_bytes(1, 1), p.overlap_bytes(1, 1) + p.adjoint_bytes(1, 1)) for p in plans]
 
 
-def project(worlds=(2, 3, 6)) -> tuple[list[dict], dict]:
-    """The production step per rank count: bytes per rank, communication against forwards."""
-    scale = (PROD["n"] * PROD["halo"]) / (SMALL["n"] * SMALL["halo"])  # strip area
+def project(worlds=(2, 3, 6, 12, 24, 48, 96), small=SMALL) -> tuple[list[dict], dict]:
+    """The production step per rank count: bytes per rank, communication against forwards,
+    from the exact plan on ``small`` (the production's ratios)."""
+    scale = (PROD["n"] * PROD["halo"]) / (small["n"] * small["halo"])  # strip area
     flops = json.loads((RESULTS / "gpu_check_cpu.json").read_text())["report"]["projection"]
     step_forward = flops["flops_per_step"] / FLOPS_PER_STEP_S  # one GPU, the whole globe
     rows = []
     for world in worlds:
-        pixels = plan_pixels(SMALL["n"], SMALL["tile"], SMALL["halo"], world)
+        pixels = plan_pixels(small["n"], small["tile"], small["halo"], world)
         sent = [
             4 * scale * (h * PROD["prognostic"] + a * PROD["outputs"]) for h, a in pixels
         ]  # float32
-        worst = max(sent)
-        forward = (
-            step_forward
-            * max(len(range(r * 6 // world, (r + 1) * 6 // world)) for r in range(world))
-            / 6
-        )
-        rows.append(step_row(world, worst, forward))
+        tiles = max(b.tiles(PROD["n"] // PROD["tile"]).size for b in blocks(world, 16))
+        forward = step_forward * tiles / (6 * 16 * 16)  # the largest block's share
+        rows.append(step_row(world, max(sent), forward))
     prediction = 1536 * PROD["outputs"] * 192 * 192 * 4  # the tiles' prediction, float32
-    return rows + project_blocks(rows[-1], step_forward), {
+    return rows, {
         "allreduce_bytes_per_rank_per_step": 2 * prediction,
         "forward_s_one_gpu": step_forward,
     }
@@ -128,25 +128,12 @@ def step_row(world: int, worst: float, forward: float) -> dict:
     }
 
 
-def project_blocks(whole: dict, step_forward: float, sides=(2, 3, 4)) -> list[dict]:
-    """Sub-face blocks (NOT BUILT: s x s blocks per face, 6 s^2 ranks), by arithmetic: a
-    block's edges are 1/s of a face's, and each edge sends at most what a face edge sends (a
-    cross-face strip with its KNN entries; an intra-face one copies fewer), so the bytes per
-    rank are at most the whole-face plan's / s; the forwards are the globe's / ranks."""
-    rows = []
-    for s in sides:
-        world, worst = 6 * s * s, whole["bytes_per_rank_per_step_max"] / s
-        forward = step_forward / world
-        rows.append(step_row(world, worst, forward) | {"blocks": f"{s} x {s} per face (not built)"})
-    return rows
-
-
 def tables(data: dict) -> str:
     """The Markdown of docs/performance.md's block, from a record."""
     m, r = data["machine"], data["report"]
     lines = [
         f"Measured on {m['cpu']} ({m['cores']} cores), commit {m['commit']}, {data['when']}: "
-        f"`{data['command']}`. Cross-face rollout (both exchanges), 3 steps, n = "
+        f"`{data['command']}`. Cross-face rollout (every exchange), 3 steps, n = "
         f"{r['measured'][0]['n']}, tile {r['measured'][0]['tile']}, halo "
         f"{r['measured'][0]['halo']}, 5 prognostic and 6 output channels.",
         "",
@@ -177,9 +164,9 @@ def tables(data: dict) -> str:
         "|---|---|---|---|---|---|",
     ]
     for row in p:
-        blocks = row.get("blocks", "whole faces")
+        split = "whole faces" if row["ranks"] <= 6 else f"{row['ranks'] // 6} bands per face"
         lines.append(
-            f"| {row['ranks']} ({blocks}) | {row['bytes_per_rank_per_step_max'] / 1e6:.0f} MB "
+            f"| {row['ranks']} ({split}) | {row['bytes_per_rank_per_step_max'] / 1e6:.0f} MB "
             f"| {1e3 * row['comm_s_nvlink']:.2f} ms | {1e3 * row['comm_s_network']:.1f} ms "
             f"| {1e3 * row['forward_s']:.0f} ms "
             f"| {row['sim_days_per_wall_day_at_1h_nvlink']:,.0f} / "

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 """The rollout on several ranks, by domain decomposition: each rank steps, corrects and writes
-its own faces; only halo strips along shared cube edges cross between ranks.
+its own block (whole faces, or a band of a face's rows: :mod:`screamcast.rollout.domain`);
+only strips along the blocks' borders cross between ranks.
 
 The output's guarantees hold as on one rank (:mod:`screamcast.rollout.output`): rank 0 holds
-the lock, creates the store (one chunk per face, so no two ranks write one chunk) in the
-staging directory, and publishes it; a step counts as complete (``complete_steps``) only once
-every rank's region of it is on disk (a barrier, then rank 0 commits). A resumed output must
-be chunked by face. Scores are computed by rank 0 from the finished output (no gather of the
-state to rank 0 while it runs).
+the lock, creates the store (chunks of one face and the blocks' common row count, so no two
+ranks write one chunk) in the staging directory, and publishes it; a step counts as complete
+(``complete_steps``) only once every rank's region of it is on disk (a barrier, then rank 0
+commits). A resumed output's chunks must fit the ranks' blocks. Scores are computed by rank 0
+from the finished output (no gather of the state to rank 0 while it runs).
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from screamcast.file_lock import FileLock
 from screamcast.model import constraints
 from screamcast.replace_dir import publish
 from screamcast.rollout import output as out
-from screamcast.rollout.domain import ExchangePlan
+from screamcast.rollout.domain import Block, blocks, chunk_rows
 from screamcast.rollout.domain_stepper import DomainStepper
 from screamcast.rollout.exchange import Exchange
+from screamcast.rollout.exchange_plan import ExchangePlan
 from screamcast.rollout.plan import RolloutError, RolloutPlan
 from screamcast.rollout.stepper import StepperConfig
 from screamcast.rollout.writer import RolloutWriter
@@ -39,21 +41,25 @@ def run_decomposed(plan: RolloutPlan, rank: int, world: int, device: str) -> dic
     layout = plan.layout()
     xplan = ExchangePlan.build(layout, rank, world)
     lock = FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True)
-    target, failure = None, None
-    if rank == 0:
+    initial, failure = None, None
+    try:  # each rank reads (and checks) the initial state of its block only
+        if plan.action != "resume":
+            initial = plan.initial_state(_region(xplan.block, layout.tile))
+    except Exception as err:  # every rank stops: told by the flag below
+        failure = err
+    if rank == 0 and failure is None:
         try:
             lock.acquire()
-            target = _prepare(plan)
-        except Exception as err:  # every rank stops: told by the flag below
+            _prepare(plan, layout, world)
+        except Exception as err:
             failure = err
     if exchange.any(failure is not None):
         lock.release()
         if failure is not None:
             raise failure
-        raise RolloutError("rank 0 could not prepare the output (its error is on its stderr)")
+        raise RolloutError("another rank could not start the rollout (its error is on its stderr)")
     try:
-        target = plan.output if plan.action == "resume" else _target(plan)
-        stats = _steps(plan, xplan, exchange, layout, target, device)
+        stats, target = _steps(plan, xplan, exchange, layout, initial, device)
         every = [None] * world
         torch.distributed.all_gather_object(every, stats)  # a few numbers per rank
         if rank == 0:
@@ -80,36 +86,40 @@ def _record_exchange(path, every: list[dict]) -> None:
     )
 
 
-def _target(plan: RolloutPlan):
-    """Where the ranks write: the published output (create) or the staging copy (replace)."""
-    return out.staging_path(plan.output) if plan.action == "replace" else plan.output
-
-
-def _prepare(plan: RolloutPlan):
-    """Rank 0: the store every rank will write its region of, with the initial step."""
+def _prepare(plan: RolloutPlan, layout, world: int) -> None:
+    """Rank 0: the store every rank will write its region of (in the staging directory), or
+    the check that an output to resume fits the ranks' blocks."""
     o = plan.config.output
     action = out.check_existing(plan.output, o.resume, o.overwrite)
-    writer = plan.writer(faces=range(6))
+    writer = plan.writer(chunk_rows=chunk_rows(world, layout))
     if action == "resume":
         out.check_resume_settings(plan.output, plan.attrs, plan.resume_keys)
-        if not writer.face_chunked():
+        regions = [_region(b, layout.tile) for b in blocks(world, layout.tiles_per_side)]
+        if not writer.chunked_for(regions):
             raise RolloutError(
-                f"cannot resume {plan.output} on several ranks: it was written by one rank, "
-                "a step to a chunk; resume it with one rank"
+                f"cannot resume {plan.output} on {world} ranks: its chunks do not fit their "
+                "blocks (a chunk holds rows of two ranks); resume it with the number of ranks "
+                "that wrote it"
             )
-        return plan.output
+        return
     out.discard_staging(plan.output)
-    staging = out.staging_path(plan.output)
-    writer.path = staging
+    writer.path = out.staging_path(plan.output)
     writer.create()
-    writer.append(plan.out_times[0], plan.initial)
-    writer.flush()
-    writer.commit(0)
     writer.close()
-    if action == "create":
-        publish(staging, plan.output)
-        return plan.output
-    return staging
+
+
+def _write_initial(plan, writer: RolloutWriter, exchange: Exchange, initial: np.ndarray) -> None:
+    """Every rank writes its region of the initial step into the staging store; once all
+    are on disk rank 0 commits it and, for a new output, publishes the store (a killed run
+    leaves an output that resumes); the ranks then write the published store."""
+    writer.append(plan.out_times[0], initial)
+    _commit_previous(writer, exchange, exchange.rank, 0)
+    if plan.action == "create":
+        if exchange.rank == 0:
+            publish(writer.path, plan.output)
+        exchange.barrier()
+        writer.close()
+        writer.path = plan.output
 
 
 def _stepper(plan: RolloutPlan, layout, xplan, exchange, device) -> DomainStepper:
@@ -117,41 +127,47 @@ def _stepper(plan: RolloutPlan, layout, xplan, exchange, device) -> DomainSteppe
     return DomainStepper(plan.pipeline(), layout, plan.static_fields, config, xplan, exchange)
 
 
-def _corrector(plan: RolloutPlan, faces: range, exchange: Exchange):
+def _region(block: Block, tile: int) -> tuple[slice, slice]:
+    """A block's ``(faces, rows)`` in the ``(6, n, n)`` state."""
+    return slice(block.faces.start, block.faces.stop), block.pixel_rows(tile)
+
+
+def _corrector(plan: RolloutPlan, xplan: ExchangePlan, exchange: Exchange, layout):
     if plan.corrector is None:
         return None
     if not hasattr(plan.corrector, "restrict"):
         raise RolloutError(
             f"nudging method {plan.config.nudging.method!r} does not run on several ranks (it "
-            "has no restrict(faces, reduce)): run it on one rank"
+            "has no restrict(rank, blocks, exchange)): run it on one rank"
         )
-    return plan.corrector.restrict(faces, exchange.sum_)
+    every = blocks(xplan.world, layout.tiles_per_side)
+    return plan.corrector.restrict(xplan.rank, every, layout.tile, exchange)
 
 
-def _start(plan: RolloutPlan, writer: RolloutWriter, faces: range) -> tuple[int, torch.Tensor]:
-    """The step to continue from and this rank's prognostic state there ``(C, F, n, n)``; the
-    whole initial state (read by every rank's plan, written by rank 0) is let go here, so a
-    rank keeps only its faces while it steps."""
-    C, own = len(plan.prog), slice(faces.start, faces.stop)
-    if plan.action != "resume":
-        state = torch.as_tensor(plan.initial[:C, own].copy())
-        plan.initial = None
-        return 0, state
+def _resumed(plan: RolloutPlan, writer: RolloutWriter, region) -> tuple[int, torch.Tensor]:
+    """The step to continue from and this rank's prognostic state there ``(C, F, h, n)``."""
+    C = len(plan.prog)
     done, last_time, fields = writer.recover()
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
-    return k0, torch.as_tensor(fields[:C, own].copy())
+    return k0, torch.as_tensor(fields[:C][(slice(None), *region)].copy())
 
 
-def _steps(plan, xplan, exchange: Exchange, layout, target, device) -> dict:
-    """Every rank: step its faces to the end, writing its region; rank 0 commits each step
-    once all regions are on disk."""
-    faces, rank = xplan.faces, xplan.rank
-    writer = plan.writer(target, faces)
-    k0, x = _start(plan, writer, faces)
-    if rank == 0 and plan.action == "resume":
-        writer.note_resume(k0 + 1, plan.attrs["command"])
+def _steps(plan, xplan, exchange: Exchange, layout, initial, device) -> tuple[dict, object]:
+    """Every rank: step its block to the end, writing its region; rank 0 commits each step
+    once all regions are on disk. Returns this rank's numbers and where the output is."""
+    region, rank = _region(xplan.block, layout.tile), xplan.rank
+    resume = plan.action == "resume"
+    target = plan.output if resume else out.staging_path(plan.output)
+    writer = plan.writer(target, region, chunk_rows(xplan.world, layout))
+    if resume:
+        k0, x = _resumed(plan, writer, region)
+        if rank == 0:
+            writer.note_resume(k0 + 1, plan.attrs["command"])
+    else:
+        _write_initial(plan, writer, exchange, initial)
+        k0, x = 0, torch.as_tensor(initial[: len(plan.prog)])
     stepper = _stepper(plan, layout, xplan, exchange, device)
-    corrector = _corrector(plan, faces, exchange)
+    corrector = _corrector(plan, xplan, exchange, layout)
     steps, C, times = plan.config.output.steps, len(plan.prog), plan.out_times
     exchange.reset()
     t_wall = time.perf_counter()
@@ -177,14 +193,14 @@ def _steps(plan, xplan, exchange: Exchange, layout, target, device) -> dict:
         "wall_s": wall,
         "sim_h_per_wall_s": hours / wall if wall > 0 else float("nan"),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KB on Linux
-    }
+    }, writer.path
 
 
 def _commit_previous(writer: RolloutWriter, exchange: Exchange, rank: int, k: int) -> None:
     """Once every rank's region of step ``k`` is written, rank 0 counts it complete."""
     writer.flush()
     exchange.barrier()
-    if rank == 0 and k > 0:
+    if rank == 0:
         writer.commit(k)
 
 
@@ -196,7 +212,7 @@ def _check_state(y: torch.Tensor, plan: RolloutPlan, k: int, exchange: Exchange)
         return
     names = plan.prog + plan.diag
     what = ", ".join(names[i] for i in torch.nonzero(~finite).flatten().tolist())
-    what = what or "another rank's faces"
+    what = what or "another rank's block"
     raise RolloutError(
         f"the state turned non-finite at step {k} ({plan.out_times[k]}) in {what}: stopped; "
         f"{plan.output} keeps the steps before it"

@@ -102,6 +102,14 @@ class RolloutPlan:
     static_fields: np.ndarray  # (S, 6, n, n)
     levels: dict = field(default_factory=dict)  # 3-D variables' {var: (dim, values, attrs)}
     climatology: np.ndarray | None = None  # (P + D, 6, n, n) time means, with --climatology
+    start_index: int = 0  # the initial condition's time index in ``ds``
+
+    def initial_state(self, region: tuple[slice, slice] | None = None) -> np.ndarray:
+        """The state at the start, ``(P + D, 6, n, n)``, or on one rank's ``region`` (faces,
+        rows): ``(P + D, F, h, n)``, read and checked on that region only (a rank of a
+        domain-decomposed rollout reads only its block)."""
+        name = self.config.initial_condition.data
+        return _initial_state(self.ds, self.prog, self.diag, self.start_index, name, region)
 
     def pipeline(self):
         """The checkpoint's network and pipeline, its weights loaded."""
@@ -112,8 +120,9 @@ class RolloutPlan:
         pipeline.load_state_dict(self.checkpoint.weights)
         return pipeline
 
-    def writer(self, path: Path | None = None, faces: range | None = None):
-        """The output's writer (at ``path``: default the output; ``faces``: one rank's)."""
+    def writer(self, path: Path | None = None, region=None, chunk_rows: int | None = None):
+        """The output's writer (at ``path``: default the output; ``region``: one rank's
+        ``(faces, rows)``, in chunks of ``chunk_rows`` rows)."""
         from screamcast.rollout.writer import RolloutWriter
 
         return RolloutWriter(
@@ -124,7 +133,8 @@ class RolloutPlan:
             self.attrs,
             self.out_times,
             self.levels,
-            faces=faces,
+            region=region,
+            chunk_rows=chunk_rows,
         )
 
     def layout(self) -> TileLayout:
@@ -268,9 +278,13 @@ def _resume_keys(corrector) -> tuple[str, ...]:
     return tuple(dict.fromkeys(resume_attrs() + DERIVED_RESUME_ATTRS + own))
 
 
-def plan_rollout(c: InferenceConfig, source: str = "the expected settings") -> RolloutPlan:
+def plan_rollout(
+    c: InferenceConfig, source: str = "the expected settings", read_initial: bool = True
+) -> RolloutPlan:
     """Check everything; raises :class:`RolloutError` (or a store's error) and writes nothing.
-    ``source``: where the config's requirements of the checkpoint came from (messages)."""
+    ``source``: where the config's requirements of the checkpoint came from (messages);
+    ``read_initial=False``: the initial state is left to :meth:`RolloutPlan.initial_state`
+    (each rank of a domain-decomposed rollout reads its block)."""
     c.validate()
     ic, o = c.initial_condition, c.output
     inputs = {"initial condition": ic.data, "reference": c.nudging.reference}
@@ -293,9 +307,8 @@ def plan_rollout(c: InferenceConfig, source: str = "the expected settings") -> R
         keys = _resume_keys(corrector)
         if action == "resume":
             out.check_resume_settings(path, attrs, keys)
-        initial = (
-            None if action == "resume" else _initial_state(ds, prog, diag, i0, desc.grid.n, ic.data)
-        )
+        fresh = action != "resume" and read_initial
+        initial = _initial_state(ds, prog, diag, i0, ic.data) if fresh else None
         static_fields = _static_fields(ds, static, desc.grid.n, ic.data)
     except BaseException:
         if corrector is not None:
@@ -308,7 +321,7 @@ def plan_rollout(c: InferenceConfig, source: str = "the expected settings") -> R
     cfg = OmegaConf.create(desc.config)
     return RolloutPlan(
         c, ckpt, cfg, prog, diag, static, ds, grid, out_times, dt, corrector, attrs, keys,
-        var_attrs, path, action, initial, static_fields, levels, climatology,
+        var_attrs, path, action, initial, static_fields, levels, climatology, i0,
     )  # fmt: skip
 
 
@@ -388,22 +401,24 @@ def _time_step(ds: xr.Dataset, desc: fmt.ModelDescription, name: str) -> datetim
     return dt
 
 
-def _initial_state(ds, prog, diag, i0: int, n: int, name: str) -> np.ndarray:
+def _initial_state(ds, prog, diag, i0: int, name: str, region=None) -> np.ndarray:
     """``(P + D, 6, n, n)`` at time index ``i0`` (one time read; a diagnostic the store lacks
-    is NaN at the start), refused if any value read is not finite."""
+    is NaN at the start), or ``(P + D, F, h, n)`` on ``region`` (faces, rows), refused if any
+    value read is not finite."""
     at = ds.isel(time=i0)
-    state = at[prog].to_array().values.astype(np.float32)  # (P, 6, n, n)
-    check_finite(state, prog, f"initial condition {name} at {ds['time'].values[i0]}")
+    where = f"initial condition {name} at {ds['time'].values[i0]}"
+    if region is not None:
+        at = at.isel(face=region[0], y=region[1])
+        where += f" (faces {region[0].start} to {region[0].stop - 1}, rows {region[1].start} to "
+        where += f"{region[1].stop - 1})"
+    state = at[prog].to_array().values.astype(np.float32)  # (P, F, h, n)
+    check_finite(state, prog, where)
     have = [v for v in diag if v in ds]
     first = (
         dict(zip(have, at[have].to_array().values.astype(np.float32), strict=True)) if have else {}
     )
-    check_finite(
-        np.stack(list(first.values())) if first else np.zeros((0,)),
-        have,
-        f"initial condition {name} at {ds['time'].values[i0]}",
-    )
-    nan = np.full((6, n, n), np.nan, np.float32)
+    check_finite(np.stack(list(first.values())) if first else np.zeros((0,)), have, where)
+    nan = np.full(state.shape[1:], np.nan, np.float32)
     return np.concatenate([state, np.stack([first.get(v, nan) for v in diag])]) if diag else state
 
 

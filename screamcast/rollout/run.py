@@ -42,7 +42,8 @@ def run_rollout(
     """Run (or resume) a rollout; returns ``{"output", "steps", "attrs", "scores"}`` (the
     aggregator ``scoring`` made, fed every step, or None). ``source``: where the config's
     requirements of the checkpoint came from, for messages."""
-    plan = plan_rollout(config, source)
+    several = int(os.environ.get("WORLD_SIZE", "1")) > 1  # each rank reads its own block
+    plan = plan_rollout(config, source, read_initial=not several)
     summary = {"output": str(plan.output), "steps": config.output.steps, "attrs": plan.attrs}
     scores = None
     try:

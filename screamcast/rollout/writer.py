@@ -43,13 +43,14 @@ class RolloutWriter:
         attrs: dict,
         times: np.ndarray | None = None,
         levels: dict[str, tuple[str, np.ndarray, dict]] | None = None,
-        faces: range | None = None,
+        region: tuple[slice, slice] | None = None,
+        chunk_rows: int | None = None,
     ):
-        """``faces``: this writer's region when several ranks write one output (each rank its
-        faces, chunks one face each, so no two ranks write one chunk); the steps are then
-        committed by :meth:`commit` once every rank's region is written."""
+        """``region``: this writer's ``(faces, rows)`` when several ranks write one output
+        (chunks of one face and ``chunk_rows`` rows, so no two ranks write one chunk); the
+        steps are then committed by :meth:`commit` once every rank's region is written."""
         self.path, self.variables, self.var_attrs = Path(path), variables, var_attrs
-        self.faces = faces
+        self.region, self.chunk_rows = region, chunk_rows
         self._next: int | None = None  # the step the next append writes
         self.grid, self.attrs, self.times = grid, attrs, times
         # 3-D variables' vertical coordinates, {var: (dim, values, attrs)} (the store's)
@@ -74,7 +75,9 @@ class RolloutWriter:
         dims = ["time", "face", "y", "x"]
         # zarr pays a fixed cost per chunk written: small grids keep a whole step of a variable
         # in one chunk; large ones one face per chunk (a 2048^2 face is 16 MB already)
-        chunks = (1, 6, n, n) if n <= 256 and self.faces is None else (1, 1, n, n)
+        chunks = (1, 6, n, n) if n <= 256 and self.region is None else (1, 1, n, n)
+        if self.chunk_rows:  # several ranks: each writes whole chunks
+            chunks = (1, 1, self.chunk_rows, n)
         for var, members in grouped(self.variables).items():
             self._create_variable(group, var, members, T, chunks)
         values, units, calendar = encode(self.times)  # in the initial condition's calendar
@@ -143,8 +146,8 @@ class RolloutWriter:
         return self._group
 
     def append(self, time: np.datetime64, fields: np.ndarray) -> None:
-        """Queue the next time, ``fields (V, 6, n, n)`` (``(V, F, n, n)`` for a writer of
-        ``faces``) in ``variables`` order, for writing. Returns once the previous step is on
+        """Queue the next time, ``fields (V, 6, n, n)`` (``(V, F, h, n)`` for a writer of a
+        ``region``) in ``variables`` order, for writing. Returns once the previous step is on
         disk and this one is copied (the caller may reuse ``fields``); this step is written in
         the background. Errors of a background write are raised here or by :meth:`close`.
         """
@@ -163,28 +166,31 @@ class RolloutWriter:
         self._next = k + 1
 
     def _write(self, k: int, data: np.ndarray) -> None:
-        faces = () if self.faces is None else (slice(self.faces.start, self.faces.stop),)
+        where = () if self.region is None else self.region
 
         async def write_all():  # every variable's chunks in flight at once
             await asyncio.gather(
                 *(
-                    a.setitem((k, *faces) if pos is None else (k, pos, *faces), data[i])
+                    a.setitem((k, *where) if pos is None else (k, pos, *where), data[i])
                     for i, (a, pos) in enumerate(self._arrays)
                 )
             )
 
         sync(write_all())
-        if self.faces is None:
+        if self.region is None:
             self.commit(k)  # only after every chunk is written
 
     def commit(self, k: int) -> None:
         """Step ``k`` is complete: every chunk of it is written (by every rank)."""
         self._open().attrs["complete_steps"] = k + 1
 
-    def face_chunked(self) -> bool:
-        """Whether every variable is chunked one face at a time (several ranks may write)."""
+    def chunked_for(self, regions: list[tuple[slice, slice]]) -> bool:
+        """Whether every variable's chunks lie each in one of ``regions`` (one face, and rows
+        dividing every region's), so those ranks may write it."""
         group = self._open()
-        return all(group[v].chunks[-3] == 1 for v in {var for var, _ in self.targets})
+        chunks = [group[v].chunks for v in {var for var, _ in self.targets}]
+        edges = [e for _, rows in regions for e in (rows.start, rows.stop)]
+        return all(c[-3] == 1 and all(e % c[-2] == 0 for e in edges) for c in chunks)
 
     def flush(self) -> None:
         """Wait for the step in flight; re-raise its error, naming the output."""

@@ -107,14 +107,20 @@ def test_the_data_projection_is_the_stated_arithmetic():
     assert r["crops_per_s_by_network"] == pytest.approx(750.0) and r["default"]
 
 
-def test_sub_face_blocks_are_projected_by_the_stated_arithmetic():
-    """Not built, projected: s x s blocks per face (6 s^2 ranks) send at most the whole-face
-    plan's bytes / s per rank; their forwards are the globe's / ranks."""
+def test_the_projection_scales_the_exact_plan_by_the_strip_area():
+    """Bands and whole faces: the largest rank's bytes are the exact plan's pixels on a small
+    grid of the production's ratios, scaled by face x halo; its forwards its share of tiles."""
     from benchmarks import rollout_ranks as rr
 
-    whole = {"bytes_per_rank_per_step_max": 120e6}
-    rows = rr.project_blocks(whole, step_forward=0.12, sides=(2, 4))
-    assert [r["ranks"] for r in rows] == [24, 96]
-    assert rows[0]["bytes_per_rank_per_step_max"] == 60e6 and rows[1]["forward_s"] == 0.12 / 96
-    assert "not built" in rows[0]["blocks"]
-    assert rows[1]["comm_s_network"] == pytest.approx(30e6 / rr.NETWORK)
+    small = {"n": 64, "tile": 4, "halo": 1}  # 16 tiles a face, a quarter-tile halo
+    rows, whole = rr.project((6, 12, 96), small)
+    scale = 2048 * 32 / 64
+    forward = whole["forward_s_one_gpu"]
+    for row, world in zip(rows, (6, 12, 96), strict=True):
+        sent = [4 * scale * (h * 35 + p * 40) for h, p in rr.plan_pixels(64, 4, 1, world)]
+        assert row["bytes_per_rank_per_step_max"] == max(sent)
+        assert row["forward_s"] == pytest.approx(forward / world)
+        assert row["comm_s_network"] == pytest.approx(max(sent) / rr.NETWORK)
+    record = json.loads((rr.RESULTS / "rollout_ranks.json").read_text())
+    record["report"]["projected"] = rows
+    assert "| 12 (2 bands per face) |" in rr.tables(record)

@@ -20,7 +20,9 @@ import pytest
 import zarr
 
 from screamcast.grid import PhysicsGrid, TileLayout
-from screamcast.rollout.domain import ExchangePlan
+from screamcast.rollout.domain import blocks
+from screamcast.rollout.exchange_plan import ExchangePlan
+from screamcast.rollout.nudging.band import BandIncrement
 from tests.rollout.test_run_nudged import PROG, SCRIPT, args, open_out
 
 ENV = os.environ | {"OMP_NUM_THREADS": "1"}  # as torchrun sets it: the same kernels, same bits
@@ -96,14 +98,21 @@ def descendants(pid: int) -> list[int]:
 
 
 def assert_bytes(out, world: int, reassembly: str) -> None:
-    """The bytes each rank sent per step: the halo strips (5 prognostic channels) and, with
-    the cross-face adjoint, the weighted ring values (6 output channels) of the exchange
-    plan: nothing else crosses between ranks."""
-    assert out.attrs["ranks"] == world and out["u"].encoding["chunks"][1] == 1  # a face a chunk
+    """The bytes each rank sent per step: the halo strips (5 prognostic channels); with the
+    halo adjoint on bands, the rows of the tile predictions (6 output channels) on a
+    neighbour's rows; with the cross-face adjoint, the weighted ring values; on bands, the
+    coarse rows of the nudged variables' increments: nothing else crosses between ranks."""
+    rows = 16 if world <= 6 else 8  # a chunk: a face, or a band
+    assert out.attrs["ranks"] == world and out["u"].encoding["chunks"][1:] == (1, rows, 16)
     layout = TileLayout(PhysicsGrid.for_face_size(16), 8, 4)
     for r, sent in enumerate(out.attrs["exchange_bytes_per_step"]):
         plan = ExchangePlan.build(layout, r, world)
-        want = plan.halo_bytes(5) + (plan.adjoint_bytes(6) if reassembly == "cross-face" else 0)
+        want = plan.halo_bytes(5)
+        want += plan.overlap_bytes(6) if reassembly != "crop" else 0
+        want += plan.adjoint_bytes(6) if reassembly == "cross-face" else 0
+        if "nudge_vars" in out.attrs and world > 6:  # reference n = 4: blocks of 4 cells
+            nudged = len(out.attrs["nudge_vars"].split(","))
+            want += BandIncrement(r, blocks(world, 2), 8, 4, 16, None).bytes_per_step(nudged)
         assert sent == want, (r, sent, want)
 
 
@@ -144,3 +153,19 @@ def test_two_ranks_killed_and_resumed_equal_one_rank_bit_for_bit(
     out = open_out(cut)
     assert "resumed after step" in out.attrs["history"]
     assert_bytes(out, 2, "cross-face")
+
+
+@pytest.mark.distributed
+def test_twelve_ranks_on_bands_equal_one_rank_bit_for_bit(
+    tiny_checkpoint, tiny_store, tiny_reference, tmp_path
+):
+    """More ranks than faces: 12 ranks, each a band of a face (one tile row: 2 tiles), with
+    cross-face reassembly (all three exchanges) and a bicubic nudging increment (the coarse
+    rows past a band swapped), against one rank; the bytes of every exchange as planned."""
+    flags = [*REASSEMBLY["cross-face"], "--reference", str(tiny_reference), "--steps", "2"]
+    flags += ["--batch-size", "2"]
+    one, many = tmp_path / "one.zarr", tmp_path / "many.zarr"
+    one_rank(tiny_checkpoint, tiny_store, one, flags)
+    run(ranks(12, args(tiny_checkpoint, tiny_store, many, *flags)))
+    assert_same(one, many)
+    assert_bytes(open_out(many), 12, "cross-face")

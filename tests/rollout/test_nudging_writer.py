@@ -11,6 +11,7 @@ import xarray as xr
 
 from screamcast.data.calendar import as_model_times
 from screamcast.grid import PhysicsGrid
+from screamcast.rollout.domain import blocks
 from screamcast.rollout.nudging import NudgingError
 from screamcast.rollout.nudging.relaxation import Relaxation
 from screamcast.rollout.writer import OutputExistsError, RolloutWriter
@@ -388,9 +389,30 @@ def test_a_ranks_corrector_reads_only_its_faces_and_nudges_as_one_rank():
     x = torch.as_tensor(rng.standard_normal((2, 6, 16, 16)), dtype=torch.float32)
     t = np.datetime64("2020-01-01T03:00")
     expected = whole.apply(x.clone(), t)
-    part = whole.restrict(range(2, 4), reduce=None)
+    part = whole.restrict(1, blocks(3, 2), 8, None)  # faces 2 and 3
     assert part.series.reference.sizes["face"] == 2 and whole.series.reference.sizes["face"] == 6
     assert "faces 2 to 3" in part.series.name
     got = part.apply(x[:, 2:4].clone(), t)
     assert torch.equal(got, expected[:, 2:4])
     part.close()
+
+
+def test_a_bands_corrector_reads_only_its_rows_and_nudges_as_one_rank():
+    """On 12 ranks a rank holds a band of a face: its series holds the band's reference rows
+    and its block increment equals the globe's, bit for bit (the smooth increments swap rows
+    with the neighbours: tests/distributed); a band that cuts reference cells is refused."""
+    rng = np.random.default_rng(1)
+    ref = reference(n=8, values=(0.0, 6.0))
+    ref["u"].values[:] = rng.standard_normal(ref["u"].shape).astype(np.float32)
+    settings = (["u"], ["u", "v"], 6.0, np.timedelta64(3, "h"), grid(16))
+    whole = Relaxation(ref, *settings, increment="block")
+    x = torch.as_tensor(rng.standard_normal((2, 6, 16, 16)), dtype=torch.float32)
+    t = np.datetime64("2020-01-01T03:00")
+    expected = whole.apply(x.clone(), t)
+    part = whole.restrict(5, blocks(12, 2), 8, None)  # face 2, rows 8 to 15
+    assert part.series.reference.sizes["y"] == 4 and "rows 4 to 7" in part.series.name
+    got = part.apply(x[:, 2:3, 8:16].clone(), t)
+    assert torch.equal(got, expected[:, 2:3, 8:16])
+    part.close()
+    with pytest.raises(NudgingError, match="rows 0 to 0 cut the reference's blocks of 2"):
+        Relaxation(ref, *settings).restrict(0, blocks(96, 16), 1, None)  # tiles of 1 row

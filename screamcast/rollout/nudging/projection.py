@@ -52,12 +52,15 @@ class BlockProjection:
             self._weights[key] = torch.as_tensor(share, dtype=like.dtype, device=like.device)
         return self._weights[key]
 
-    def coarse(self, field: torch.Tensor, like: torch.Tensor, faces=slice(None)) -> torch.Tensor:
-        """``field (F, n, n)`` (the ``faces`` of the cube) -> its block means ``(F, m, m)``."""
+    def coarse(
+        self, field: torch.Tensor, like: torch.Tensor, faces=slice(None), rows=slice(None)
+    ) -> torch.Tensor:
+        """``field (F, h, n)`` (the ``faces`` of the cube, their ``rows``) -> its block means
+        ``(F, h / f, n / f)``."""
         f = self.factor
-        m = field.shape[-1] // f
-        w = self.weights(like)[faces]  # (F, n, n), summing to 1 over each block
-        return (field * w).reshape(field.shape[0], m, f, m, f).sum(dim=(2, 4))  # (F, m, m)
+        F, h, n = field.shape
+        w = self.weights(like)[faces, rows]  # (F, h, n), summing to 1 over each block
+        return (field * w).reshape(F, h // f, f, n // f, f).sum(dim=(2, 4))  # (F, c, m)
 
     def block_area(self) -> torch.Tensor:
         """``(6, m, m)``: the grid's areas summed over each block (float64), built once."""

@@ -50,11 +50,17 @@ class ReferenceSeries:
         self._reader: ThreadPoolExecutor | None = None
         self._target: tuple[object, np.ndarray] | None = None  # the last time asked for
 
-    def on_faces(self, faces: range) -> ReferenceSeries:
-        """This cube reference's series restricted to ``faces`` (one rank's), so the rank reads
-        only their chunks; its targets are ``(V, F, m, m)`` and its messages name the faces."""
-        part = self.reference.isel(face=slice(faces.start, faces.stop))
-        name = f"{self.name} (faces {faces.start} to {faces.stop - 1}, counted from {faces.start})"
+    def on_block(self, faces: range, rows: range) -> ReferenceSeries:
+        """This cube reference's series restricted to ``faces`` and their ``rows`` (one
+        rank's block, in the reference's cells), so the rank reads only their chunks; its
+        targets are ``(V, F, c, m)`` and its messages name the block."""
+        part = self.reference.isel(
+            face=slice(faces.start, faces.stop), y=slice(rows.start, rows.stop)
+        )
+        where = f"faces {faces.start} to {faces.stop - 1}"
+        if part.sizes["y"] != self.reference.sizes["y"]:
+            where += f", rows {rows.start} to {rows.stop - 1}"
+        name = f"{self.name} ({where}, counted from face {faces.start}, row {rows.start})"
         return ReferenceSeries(part, self.variables, name, self.time_interpolation)
 
     def check_covers(self, first: object, last: object) -> None:
