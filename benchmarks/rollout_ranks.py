@@ -12,7 +12,8 @@ arithmetic, and projected to the production grid.
 - **Projected** (arithmetic, not a measurement): the exchange plan computed exactly on a grid
   with the production's tile-to-halo-to-face ratios (face of 16 tiles, halo a quarter tile)
   for 2 to 96 ranks and scaled to ne1024pg2 (face 2048, tile 128, halo 32) by the strip area
-  (face x halo: every strip, between bands as across cube edges, is face-long or halo-deep);
+  (face x halo: every strip, between blocks as across cube edges, is a block's side long and
+  a halo deep, both fixed fractions of the face at fixed ratios);
   ``--check-scaling`` computes it at two sizes to show the scaling holds. Against it: the
   step's forwards on an H200 at an assumed 240 TFLOP/s achieved (the network's 33 TFLOP per
   step from ``benchmarks/results/gpu_check_cpu.json``), spread over the ranks; NVLink at an
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from benchmarks.harness import PERF_DOC, RESULTS, save_record, write_block
 from benchmarks.rollout_memory import make_inputs
-from screamcast.rollout.domain import blocks
+from screamcast.rollout.domain import blocks, split
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "ace" / "run_screamcast_nudged.py"
@@ -45,8 +46,12 @@ FLOPS_PER_STEP_S = 240e12  # assumed achieved on one H200 (30% of ~790 TFLOP/s b
 NVLINK, NETWORK = 450e9, 400e9 / 8  # bytes/s per GPU, assumed
 
 
-def measure(work: Path, worlds=(1, 2, 3, 6, 12), n: int = 48, steps: int = 3) -> list[dict]:
-    """Each world size's run: per rank bytes sent per step, the plan's arithmetic, memory."""
+def measure(work: Path, worlds=(1, 2, 3, 6, 12, 24), n: int = 48, steps: int = 3) -> list[dict]:
+    """Each world size's run: per rank bytes sent per step, the plan's arithmetic, memory,
+    and whether its output equals one rank's bit for bit (batches of one tile: the same
+    batches on any number of ranks)."""
+    import zarr
+
     from screamcast.grid import PhysicsGrid, TileLayout
     from screamcast.rollout.exchange_plan import ExchangePlan
 
@@ -54,12 +59,12 @@ def measure(work: Path, worlds=(1, 2, 3, 6, 12), n: int = 48, steps: int = 3) ->
     tile = min(32, n // 2)
     layout = TileLayout(PhysicsGrid.for_face_size(n), tile, min(8, tile))
     env = os.environ | {"OMP_NUM_THREADS": "1"}
-    rows = []
+    rows, first = [], work / f"r{worlds[0]}.zarr"
     for world in worlds:
         out = work / f"r{world}.zarr"
         argv = ["--checkpoint", str(ckpt), "--data", str(store), "--output", str(out)]
         argv += ["--steps", str(steps), "--no-progress", "--halo-adjoint"]
-        argv += ["--halo-adjoint-cross-face", "--batch-size", str(layout.tiles_per_side**2)]
+        argv += ["--halo-adjoint-cross-face", "--batch-size", "1"]
         launch = [sys.executable, str(SCRIPT)] if world == 1 else [
             sys.executable, "-m", "torch.distributed.run", "--standalone",
             "--nproc-per-node", str(world), str(SCRIPT),
@@ -77,6 +82,10 @@ def measure(work: Path, worlds=(1, 2, 3, 6, 12), n: int = 48, steps: int = 3) ->
                 "measured_bytes_per_step": attrs.get("exchange_bytes_per_step", [0]),
                 "arithmetic_bytes_per_step": arithmetic,
                 "peak_rss_mb": attrs.get("peak_rss_mb_per_rank"),
+                "equal_to_one_rank": all(
+                    zarr.open_group(out)[v][:].tobytes() == zarr.open_group(first)[v][:].tobytes()
+                    for v in ("u", "v", "temperature")
+                ),
             }
         )
     return rows
@@ -128,6 +137,14 @@ def step_row(world: int, worst: float, forward: float) -> dict:
     }
 
 
+def cut(world: int) -> str:
+    """How ``world`` ranks cut the faces (:func:`screamcast.rollout.domain.blocks`)."""
+    if world <= 6:
+        return "whole faces"
+    a, b = split(world // 6, PROD["n"] // PROD["tile"])
+    return f"{a} bands per face" if b == 1 else f"{a} x {b} blocks per face"
+
+
 def tables(data: dict) -> str:
     """The Markdown of docs/performance.md's block, from a record."""
     m, r = data["machine"], data["report"]
@@ -137,16 +154,19 @@ def tables(data: dict) -> str:
         f"{r['measured'][0]['n']}, tile {r['measured'][0]['tile']}, halo "
         f"{r['measured'][0]['halo']}, 5 prognostic and 6 output channels.",
         "",
-        "| ranks | bytes sent per rank per step (measured) | halo arithmetic "
-        "| peak memory per rank |",
-        "|---|---|---|---|",
+        "| ranks | bytes sent per rank per step (measured, smallest to largest) "
+        "| every rank's equal to the plan's arithmetic | output equal to one rank's, bit for bit "
+        "| peak memory per rank (largest) |",
+        "|---|---|---|---|---|",
     ]
     for row in r["measured"]:
-        mem = row["peak_rss_mb"] or [None]
+        sent, plan = row["measured_bytes_per_step"], row["arithmetic_bytes_per_step"]
+        mem = [x for x in row["peak_rss_mb"] or [] if x is not None]
         lines.append(
-            f"| {row['ranks']} | {', '.join(f'{b:,}' for b in row['measured_bytes_per_step'])} "
-            f"| {', '.join(f'{b:,}' for b in row['arithmetic_bytes_per_step'])} "
-            f"| {', '.join(f'{x:.0f} MB' for x in mem if x is not None) or '-'} |"
+            f"| {row['ranks']} | {min(sent):,} to {max(sent):,} "
+            f"| {'yes' if sent == plan else 'NO'} "
+            f"| {'yes' if row.get('equal_to_one_rank') else 'no'} "
+            f"| {f'{max(mem):.0f} MB' if mem else '-'} |"
         )
     p, whole = r["projected"], r["replaced"]
     lines += [
@@ -164,9 +184,9 @@ def tables(data: dict) -> str:
         "|---|---|---|---|---|---|",
     ]
     for row in p:
-        split = "whole faces" if row["ranks"] <= 6 else f"{row['ranks'] // 6} bands per face"
         lines.append(
-            f"| {row['ranks']} ({split}) | {row['bytes_per_rank_per_step_max'] / 1e6:.0f} MB "
+            f"| {row['ranks']} ({cut(row['ranks'])}) "
+            f"| {row['bytes_per_rank_per_step_max'] / 1e6:.0f} MB "
             f"| {1e3 * row['comm_s_nvlink']:.2f} ms | {1e3 * row['comm_s_network']:.1f} ms "
             f"| {1e3 * row['forward_s']:.0f} ms "
             f"| {row['sim_days_per_wall_day_at_1h_nvlink']:,.0f} / "

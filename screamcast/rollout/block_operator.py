@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""The halo operator on one rank's block (whole faces, or a band of a face's tile rows): the
+"""The halo operator on one rank's block (whole faces, or a rectangle of a face's tiles): the
 tiles' gather with the halo exchange, and their reassembly (crop, or overlap-add with the
 overlap and cross-face adjoint exchanges).
 
 The single-rank operator (:class:`~screamcast.halo.HaloOperator`) restricted to a block,
 doing the same arithmetic in the same order: the halo is filled from the same pixels and KNN
 sources (some of them received); a pixel's overlap-add sums the same tiles' windows in the
-same order (a band receives the rows of its neighbours' windows that reach it); the
+same order (a block receives the parts of its neighbours' windows that reach it); the
 cross-face terms a rank receives are added in the single-rank scatter's order. So the outputs
-equal one rank's bit for bit (tested with 2, 3, 6 and 12 gloo ranks), and only strips along
-the blocks' borders cross between ranks.
+equal one rank's bit for bit (tested with 2, 3 and 12 gloo ranks; 6 to 96 ranks as threads),
+and only strips along the blocks' borders cross between ranks.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from screamcast.rollout.exchange_plan import ExchangePlan
 
 class BlockOperator:
     """Gather / crop / adjoint of the tiles of the block ``plan.block``: state ``(C, F, h,
-    n)``, tiles ``(F rows m, C, S, S)``."""
+    w)``, tiles ``(F rows cols, C, S, S)``."""
 
     def __init__(
         self, layout: TileLayout, plan: ExchangePlan, exchange, device: torch.device | str
@@ -33,10 +33,11 @@ class BlockOperator:
         self.op = HaloOperator(layout, device)
         self.device = torch.device(device)
         self.plan, self.exchange = plan, exchange
-        b = plan.block
-        self.F, self.rows, self.h = len(b.faces), len(b.rows), len(b.rows) * layout.tile
-        self.slab_rows = self.h + 2 * layout.halo
-        self.acc_rows = (len(plan.acc_tiles) - 1) * layout.tile + layout.size
+        b, T, H, S = plan.block, layout.tile, layout.halo, layout.size
+        self.F, self.rows, self.cols = len(b.faces), len(b.rows), len(b.cols)
+        self.h, self.w = self.rows * T, self.cols * T
+        self.slab = (self.h + 2 * H, self.w + 2 * H)
+        self.acc = ((len(plan.acc_rows) - 1) * T + S, (len(plan.acc_cols) - 1) * T + S)
 
         def index(a):
             return torch.as_tensor(np.ascontiguousarray(a), dtype=torch.long, device=self.device)
@@ -66,7 +67,7 @@ class BlockOperator:
 
     # -- the halo exchange and the slab ----------------------------------------------------------
     def _halo(self, flat: torch.Tensor) -> torch.Tensor:
-        """``flat (C, F h n)`` with the halo values received appended: ``(C, F h n + N)``."""
+        """``flat (C, F h w)`` with the halo values received appended: ``(C, F h w + N)``."""
         send = {q: flat[:, idx] for q, idx in self.send_halo.items()}  # (C, N_q) each
         C = flat.shape[0]
         shape = {q: ((C, c), flat.dtype, flat.device) for q, c in self.plan.recv_halo.items()}
@@ -74,15 +75,15 @@ class BlockOperator:
         return torch.cat([flat, *(got[q] for q in sorted(got))], dim=1)
 
     def extend(self, x: torch.Tensor) -> torch.Tensor:
-        """``x (C, F, h, n)`` -> the padded rows its tiles read ``(C, F, h + 2H, P)``."""
-        C, n, H, P = x.shape[0], self.op.n, self.op.halo, self.op.padded
-        slab = x.new_empty(C, self.F, self.slab_rows, P)
-        slab[..., H : H + self.h, H : H + n] = x
+        """``x (C, F, h, w)`` -> the padded pixels its tiles read ``(C, F, h + 2H, w + 2H)``."""
+        C, H = x.shape[0], self.op.halo
+        slab = x.new_empty(C, self.F, *self.slab)
+        slab[..., H : H + self.h, H : H + self.w] = x
         if not H:
             return slab
-        values = self._halo(x.reshape(C, -1))  # (C, F h n + N)
-        flat = slab.view(C, -1)  # (C, F (h + 2H) P)
-        if self.fill_pos.numel():  # the rows above and below a band
+        values = self._halo(x.reshape(C, -1))  # (C, F h w + N)
+        flat = slab.view(C, -1)  # (C, F (h + 2H) (w + 2H))
+        if self.fill_pos.numel():  # the strips around a block smaller than a face
             flat[:, self.fill_pos] = values[:, self.fill_src]
         w = self.weights("ring", x.dtype)  # (k, R_s)
         shape = (C, w.shape[1])
@@ -98,29 +99,28 @@ class BlockOperator:
 
     # -- tiles -----------------------------------------------------------------------------------
     def gather(self, x: torch.Tensor) -> torch.Tensor:
-        """``x (C, F, h, n)`` -> this rank's tiles ``(F rows m, C, S, S)``, face-major."""
-        S, T, m = self.op.size, self.op.tile, self.op.m
-        slab = self.extend(x)  # (C, F, h + 2H, P)
-        win = slab.unfold(2, S, T).unfold(3, S, T)  # (C, F, rows, m, S, S) view
-        tiles = x.new_empty(self.F * self.rows * m, x.shape[0], S, S)
-        tiles.view(self.F, self.rows, m, x.shape[0], S, S).copy_(win.permute(1, 2, 3, 0, 4, 5))
+        """``x (C, F, h, w)`` -> this rank's tiles ``(F rows cols, C, S, S)``, face-major."""
+        S, T, C = self.op.size, self.op.tile, x.shape[0]
+        slab = self.extend(x)  # (C, F, h + 2H, w + 2H)
+        win = slab.unfold(2, S, T).unfold(3, S, T)  # (C, F, rows, cols, S, S) view
+        tiles = x.new_empty(self.F * self.rows * self.cols, C, S, S)
+        tiles.view(self.F, self.rows, self.cols, C, S, S).copy_(win.permute(1, 2, 3, 0, 4, 5))
         return tiles
 
     # -- reassembly ------------------------------------------------------------------------------
     def crop(self, tiles: torch.Tensor) -> torch.Tensor:
-        """Each tile's centre: ``(F rows m, C, S, S)`` -> ``(C, F, h, n)``."""
-        H, T, m, n = self.op.halo, self.op.tile, self.op.m, self.op.n
-        C = tiles.shape[1]
-        centre = tiles[:, :, H : H + T, H : H + T]  # (F rows m, C, T, T)
-        centre = centre.reshape(self.F, self.rows, m, C, T, T).permute(3, 0, 1, 4, 2, 5)
-        return centre.reshape(C, self.F, self.h, n)  # (C, F, rows, T, m, T) -> field
+        """Each tile's centre: ``(F rows cols, C, S, S)`` -> ``(C, F, h, w)``."""
+        H, T, C = self.op.halo, self.op.tile, tiles.shape[1]
+        centre = tiles[:, :, H : H + T, H : H + T]  # (F rows cols, C, T, T)
+        centre = centre.reshape(self.F, self.rows, self.cols, C, T, T).permute(3, 0, 1, 4, 2, 5)
+        return centre.reshape(C, self.F, self.h, self.w)  # (C, F, rows, T, cols, T) -> field
 
     def _windows(self, tiles: torch.Tensor) -> torch.Tensor:
-        """The tile rows ``acc_tiles``' predictions ``(C, F, nb, m, S, S)``: this rank's, and
-        the rows of its neighbours' windows that reach its reassembled rows (bands)."""
-        S, m, C = self.op.size, self.op.m, tiles.shape[1]
-        mine = tiles.view(self.F, self.rows, m, C, S, S).permute(3, 0, 1, 2, 4, 5)
-        if not self.send_overlap and not self.plan.recv_overlap:  # whole faces
+        """The predictions of the tiles ``acc_rows x acc_cols`` ``(C, F, nr, nc, S, S)``: this
+        rank's, and the parts of its neighbours' windows that reach its reassembled pixels."""
+        S, C, plan = self.op.size, tiles.shape[1], self.plan
+        mine = tiles.view(self.F, self.rows, self.cols, C, S, S).permute(3, 0, 1, 2, 4, 5)
+        if not self.send_overlap and not plan.recv_overlap:  # whole faces
             return mine
         flat = tiles.permute(1, 0, 2, 3).reshape(C, -1)  # (C, tiles S S)
         send = {q: flat[:, idx] for q, idx in self.send_overlap.items()}
@@ -128,23 +128,23 @@ class BlockOperator:
             q: ((C, idx.numel()), tiles.dtype, tiles.device) for q, idx in self.recv_overlap.items()
         }
         got = self.exchange.swap(send, shape)
-        nb = len(self.plan.acc_tiles)
-        buf = tiles.new_zeros(C, self.F, nb, m, S, S)
-        first = self.plan.block.rows.start - self.plan.acc_tiles.start
-        buf[:, :, first : first + self.rows] = mine
+        buf = tiles.new_zeros(C, self.F, len(plan.acc_rows), len(plan.acc_cols), S, S)
+        r0 = plan.block.rows.start - plan.acc_rows.start
+        c0 = plan.block.cols.start - plan.acc_cols.start
+        buf[:, :, r0 : r0 + self.rows, c0 : c0 + self.cols] = mine
         for q, idx in self.recv_overlap.items():
             buf.view(C, -1)[:, idx] = got[q]
         return buf
 
     def _overlap_add(self, y: torch.Tensor) -> torch.Tensor:
-        """As :meth:`HaloOperator._overlap_add` on the accumulator rows: ``y (C, F, nb, m, S,
-        S)`` -> ``(C, F, Pa, P)``."""
-        S, T, n, P = self.op.size, self.op.tile, self.op.n, self.op.padded
-        C, nb = y.shape[0], y.shape[2]
-        ext = y.new_empty(C, self.F, self.acc_rows, P)
-        ext[..., nb * T :, :] = 0
-        ext[..., : nb * T, n:] = 0
-        win = ext.unfold(2, S, T).unfold(3, S, T)  # (C, F, nb, m, S, S) view into ext
+        """As :meth:`HaloOperator._overlap_add` on the accumulator: ``y (C, F, nr, nc, S, S)``
+        -> ``(C, F, Ah, Aw)``; the windows' first blocks cover ``[0, nr T) x [0, nc T)``."""
+        S, T = self.op.size, self.op.tile
+        C, nr, nc = y.shape[0], y.shape[2], y.shape[3]
+        ext = y.new_empty(C, self.F, *self.acc)
+        ext[..., nr * T :, :] = 0
+        ext[..., : nr * T, nc * T :] = 0
+        win = ext.unfold(2, S, T).unfold(3, S, T)  # (C, F, nr, nc, S, S) view into ext
         add_windows(win, y, S, T)
         return ext
 
@@ -164,17 +164,15 @@ class BlockOperator:
         ext.view(C, -1).scatter_add_(1, self.adjoint_index.expand(C, -1), values)
 
     def adjoint(self, tiles: torch.Tensor, cross_face: bool, window: str) -> torch.Tensor:
-        """As :meth:`HaloOperator.adjoint` on this block: ``(F rows m, C, S, S)`` -> ``(C, F,
-        h, n)``, the normalised overlap-add (and the cross-face terms)."""
+        """As :meth:`HaloOperator.adjoint` on this block: ``(F rows cols, C, S, S)`` -> ``(C,
+        F, h, w)``, the normalised overlap-add (and the cross-face terms)."""
         acc = _ACCUMULATE.get(tiles.dtype, tiles.dtype)
-        b, T = self.plan.block, self.op.tile
-        count = self.op.counts(acc, cross_face, window)
-        count = count[b.faces.start : b.faces.stop, b.rows.start * T : b.rows.stop * T]
+        count = self.op.counts(acc, cross_face, window)[self.plan.block.region(self.op.tile)]
         dtype, tiles = tiles.dtype, tiles.to(acc)
         if window != "uniform":
             tiles = tiles * self.op.window(window, acc)
-        ext = self._overlap_add(self._windows(tiles))  # (C, F, Pa, P)
+        ext = self._overlap_add(self._windows(tiles))  # (C, F, Ah, Aw)
         if cross_face and self.op.halo:
             self._add_cross_face(ext)
-        r, n, H = self.plan.out_row, self.op.n, self.op.halo
-        return torch.div(ext[..., r : r + self.h, H : H + n], count).to(dtype)
+        r, c = self.plan.out_origin
+        return torch.div(ext[..., r : r + self.h, c : c + self.w], count).to(dtype)

@@ -4,20 +4,24 @@
 once, the same way on every rank: no negotiation).
 
 A rollout on ``world`` ranks gives each a :class:`Block`: whole faces when ``world <= 6``
-(faces ``[r * 6 // world, (r + 1) * 6 // world)``), else one face's band of tile rows
-(``world`` a multiple of 6, each face cut into ``world / 6`` bands). A rank keeps only its
-block's state. Per step (:class:`~screamcast.rollout.exchange_plan.ExchangePlan`):
+(faces ``[r * 6 // world, (r + 1) * 6 // world)``), else a rectangle of one face's tiles
+(``world = 6 k``, each face cut into ``a x b = k`` blocks, ``a >= b`` as near square as ``k``
+allows: 12 ranks give bands of tile rows, 24 ranks 2 x 2 blocks, 48 ranks 4 x 2). A rank
+keeps only its block's state. Per step
+(:class:`~screamcast.rollout.exchange_plan.ExchangePlan`):
 
 - **halo** (before the forward): the pixels its tiles' windows read that other ranks own: the
-  rows just above and below a band, and the KNN sources of its rings on other ranks;
-- **overlap** (with the halo adjoint, bands only): the rows of a neighbour band's tile
-  predictions that fall on the rows this rank reassembles;
+  strips along its block's sides inside the face, and the KNN sources of its rings on other
+  ranks;
+- **overlap** (with the halo adjoint, blocks smaller than a face): the parts of a neighbour
+  block's tile predictions that fall on the pixels this rank reassembles;
 - **cross-face adjoint** (with ``cross_face``): its rings' weighted predictions whose KNN
   source another rank owns, sent to that owner, which adds them in the single-rank operator's
   order.
 
-A rank *reassembles* its block's interior rows and, on a face's first (last) band, the ring
-rows above (below) the face: every extended-face pixel has one owner.
+A rank *reassembles* its block's interior pixels and the ring pixels that continue them past
+the face's edge (the block at a face's top owns the ring rows above it, and so on, corners
+included): every extended-face pixel has one owner.
 """
 
 from __future__ import annotations
@@ -32,49 +36,69 @@ from screamcast.grid.tiling import TileLayout
 
 @dataclass(frozen=True)
 class Block:
-    """Tile rows ``rows`` of each face in ``faces`` (every row when a rank holds whole faces)."""
+    """Tile rows ``rows`` and tile columns ``cols`` of each face in ``faces`` (all of them
+    when a rank holds whole faces)."""
 
     faces: range
     rows: range  # tile rows
+    cols: range  # tile columns
 
     def pixel_rows(self, tile: int) -> slice:
         return slice(self.rows.start * tile, self.rows.stop * tile)
 
+    def pixel_cols(self, tile: int) -> slice:
+        return slice(self.cols.start * tile, self.cols.stop * tile)
+
+    def region(self, tile: int) -> tuple[slice, slice, slice]:
+        """``(faces, rows, cols)`` of the ``(6, n, n)`` state."""
+        faces = slice(self.faces.start, self.faces.stop)
+        return faces, self.pixel_rows(tile), self.pixel_cols(tile)
+
     def tiles(self, m: int) -> np.ndarray:
-        """Indices of its tiles in the layout's face-major order, ``(F * rows * m,)``."""
+        """Indices of its tiles in the layout's face-major order, ``(F * rows * cols,)``."""
         f = np.arange(self.faces.start, self.faces.stop)[:, None, None]
         ty = np.arange(self.rows.start, self.rows.stop)[None, :, None]
-        return ((f * m + ty) * m + np.arange(m)[None, None, :]).ravel()
+        tx = np.arange(self.cols.start, self.cols.stop)[None, None, :]
+        return ((f * m + ty) * m + tx).ravel()
 
-    def describe(self, tile: int) -> str:
-        faces = f"faces {self.faces.start} to {self.faces.stop - 1}"
-        if len(self.faces) == 1:
-            faces = f"face {self.faces.start}"
-        rows = self.pixel_rows(tile)
-        return f"{faces}, rows {rows.start} to {rows.stop - 1}"
+
+def split(k: int, m: int) -> tuple[int, int]:
+    """``(a, b)``: a face cut into ``a`` rows of ``b`` blocks, ``a * b = k``, ``a >= b``, as
+    near square as ``k`` allows (fewer, shorter borders to exchange)."""
+    a = next(d for d in range(math.isqrt(k), k + 1) if k % d == 0 and d * d >= k)
+    if a > m:
+        raise ValueError(
+            f"a face of {m} x {m} tiles cannot be cut into {a} x {k // a} blocks of tiles"
+        )
+    return a, k // a
 
 
 def blocks(world: int, m: int) -> list[Block]:
-    """Every rank's block for ``world`` ranks on faces of ``m`` tile rows."""
+    """Every rank's block for ``world`` ranks on faces of ``m x m`` tiles."""
     if world < 1:
         raise ValueError(f"a rollout needs at least one rank, got {world}")
+    whole = range(m)
     if world <= 6:
-        return [Block(range(r * 6 // world, (r + 1) * 6 // world), range(m)) for r in range(world)]
-    s = world // 6
-    if world % 6 or s > m:
+        faces = [range(r * 6 // world, (r + 1) * 6 // world) for r in range(world)]
+        return [Block(f, whole, whole) for f in faces]
+    if world % 6:
         raise ValueError(
-            f"a rollout on more than 6 ranks cuts each face into bands of tile rows: the ranks "
-            f"must be a multiple of 6 and at most 6 x {m} (a face's tile rows), got {world}"
+            f"a rollout on more than 6 ranks cuts each face into blocks of tiles: the ranks "
+            f"must be a multiple of 6, got {world}"
         )
-    bands = [range(j * m // s, (j + 1) * m // s) for j in range(s)]  # tile rows
-    return [Block(range(r // s, r // s + 1), bands[r % s]) for r in range(world)]
+    a, b = split(world // 6, m)
+    rows = [range(j * m // a, (j + 1) * m // a) for j in range(a)]  # tile rows
+    cols = [range(j * m // b, (j + 1) * m // b) for j in range(b)]
+    k = a * b
+    return [Block(range(r // k, r // k + 1), rows[r % k // b], cols[r % b]) for r in range(world)]
 
 
-def chunk_rows(world: int, layout: TileLayout) -> int:
-    """The output's chunk height for ``world`` ranks: every block a whole number of chunks."""
-    T = layout.tile
-    edges = [e for b in blocks(world, layout.tiles_per_side) for e in (b.rows.start, b.rows.stop)]
-    return T * math.gcd(*edges)
+def chunk_shape(world: int, layout: TileLayout) -> tuple[int, int]:
+    """The output's chunk ``(rows, cols)`` for ``world`` ranks: every block whole chunks."""
+    T, every = layout.tile, blocks(world, layout.tiles_per_side)
+    rows = [e for b in every for e in (b.rows.start, b.rows.stop)]
+    cols = [e for b in every for e in (b.cols.start, b.cols.stop)]
+    return T * math.gcd(*rows), T * math.gcd(*cols)
 
 
 class Ownership:
@@ -84,39 +108,44 @@ class Ownership:
     def __init__(self, layout: TileLayout, world: int):
         m = layout.tiles_per_side
         self.layout, self.world, self.blocks = layout, world, blocks(world, m)
-        self.row_owner = np.empty((6, m), dtype=np.int64)  # (6, m): per tile row
+        self.tile_owner = np.empty((6, m, m), dtype=np.int64)  # (6, m, m): per tile
         for r, b in enumerate(self.blocks):
-            self.row_owner[b.faces.start : b.faces.stop, b.rows.start : b.rows.stop] = r
+            f, ty, tx = b.faces, b.rows, b.cols
+            self.tile_owner[f.start : f.stop, ty.start : ty.stop, tx.start : tx.stop] = r
 
     def of_pixels(self, flat: np.ndarray) -> np.ndarray:
         """Owners of flat interior pixels of ``(6, n, n)``."""
         n, T = self.layout.n, self.layout.tile
-        f, y = flat // (n * n), flat % (n * n) // n
-        return self.row_owner[f, y // T]
+        f, y, x = np.unravel_index(flat, (6, n, n))
+        return self.tile_owner[f, y // T, x // T]
 
-    def of_padded(self, face: np.ndarray, row: np.ndarray) -> np.ndarray:
-        """Owners of extended-face pixels on ``face`` at padded ``row`` (ring or interior)."""
+    def of_padded(self, face: np.ndarray, row: np.ndarray, col: np.ndarray) -> np.ndarray:
+        """Owners of extended-face pixels on ``face`` at padded ``(row, col)``."""
         L = self.layout
         ty = np.clip((row - L.halo) // L.tile, 0, L.tiles_per_side - 1)
-        return self.row_owner[face, ty]
+        tx = np.clip((col - L.halo) // L.tile, 0, L.tiles_per_side - 1)
+        return self.tile_owner[face, ty, tx]
 
-    def reassembled_rows(self, rank: int) -> tuple[int, int]:
-        """Padded rows ``[o0, o1)`` whose overlap-add rank ``rank`` owns, on each of its faces."""
+    def reassembled(self, rank: int, axis: int) -> tuple[int, int]:
+        """Padded rows (``axis`` 0) or columns (1) ``[o0, o1)`` whose overlap-add rank
+        ``rank`` owns, on each of its faces."""
         L, b = self.layout, self.blocks[rank]
         T, H, m = L.tile, L.halo, L.tiles_per_side
-        o0 = 0 if b.rows.start == 0 else b.rows.start * T + H
-        o1 = L.padded if b.rows.stop == m else b.rows.stop * T + H
+        span = b.rows if axis == 0 else b.cols
+        o0 = 0 if span.start == 0 else span.start * T + H
+        o1 = L.padded if span.stop == m else span.stop * T + H
         return o0, o1
 
-    def covering_tiles(self, rank: int) -> range:
-        """The tile rows whose windows reach its reassembled rows."""
+    def covering_tiles(self, rank: int, axis: int) -> range:
+        """The tile rows (columns) whose windows reach its reassembled rows (columns)."""
         L = self.layout
-        o0, o1 = self.reassembled_rows(rank)
+        o0, o1 = self.reassembled(rank, axis)
         lo = max(0, (o0 - L.size) // L.tile + 1)
         return range(lo, min(L.tiles_per_side - 1, (o1 - 1) // L.tile) + 1)
 
-    def window_rows(self, ty: int, rank: int) -> tuple[int, int]:
-        """Rows ``[r0, r1)`` of tile row ``ty``'s windows on rank ``rank``'s reassembled rows."""
-        o0, o1 = self.reassembled_rows(rank)
-        top = ty * self.layout.tile
-        return max(o0 - top, 0), min(o1 - top, self.layout.size)
+    def window_span(self, t: int, rank: int, axis: int) -> tuple[int, int]:
+        """Rows (columns) ``[r0, r1)`` of tile row (column) ``t``'s windows on rank
+        ``rank``'s reassembled rows (columns)."""
+        o0, o1 = self.reassembled(rank, axis)
+        first = t * self.layout.tile
+        return max(o0 - first, 0), min(o1 - first, self.layout.size)

@@ -3,11 +3,12 @@
 """One rank's side of a step's three exchanges (halo, overlap, cross-face adjoint), as index
 arrays built once from the geometry (:mod:`screamcast.rollout.domain`).
 
-Index spaces, per channel: *own* ``(F, h, n)`` (the block's state); *values* ``cat(own,
-received halo from each rank q in rank order)``; the *slab* ``(F, h + 2H, P)`` (the padded
-rows the block's tile windows read); the *accumulator* ``(F, Pa, P)`` (the padded rows of the
-tile rows ``acc_tiles``, whose windows reach the rows the block reassembles); the *buffer*
-``(F, nb, m, S, S)`` (those tile rows' predictions); global pixels are flat into ``(6, n, n)``.
+Index spaces, per channel: *own* ``(F, h, w)`` (the block's state); *values* ``cat(own,
+received halo from each rank q in rank order)``; the *slab* ``(F, h + 2H, w + 2H)`` (the
+padded pixels the block's tile windows read); the *accumulator* ``(F, Ah, Aw)`` (the padded
+pixels of the tiles ``acc_rows x acc_cols``, whose windows reach the pixels the block
+reassembles); the *buffer* ``(F, nr, nc, S, S)`` (those tiles' predictions); global pixels
+are flat into ``(6, n, n)``.
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ class ExchangePlan:
     ring_pos: np.ndarray
     ring_sources: np.ndarray  # (R_s, k) into values
     ring_weights: np.ndarray  # (R_s, k)
-    acc_tiles: range
-    out_row: int  # the accumulator row of the block's first interior row
+    acc_rows: range  # tile rows and columns whose windows reach the reassembled pixels
+    acc_cols: range
+    out_origin: tuple[int, int]  # the accumulator pixel of the block's first interior pixel
     send_overlap: dict[int, np.ndarray]
     recv_overlap: dict[int, np.ndarray]
     adjoint_ring: np.ndarray
@@ -61,7 +63,7 @@ class ExchangePlan:
     def build(cls, layout: TileLayout, rank: int, world: int) -> ExchangePlan:
         own = Ownership(layout, world)
         block = own.blocks[rank]
-        reads = [_reads(layout, own, b) for b in own.blocks]  # (edge pixels, ring ids) per rank
+        reads = [_reads(layout, b) for b in own.blocks]  # (edge pixels, ring ids) per rank
         needs = [_needs(layout, own, r, *reads[r]) for r in range(world)]
         to_local = _Local(layout, own, rank, needs[rank])
         send = {}
@@ -70,21 +72,20 @@ class ExchangePlan:
             if mine.size:
                 send[q] = to_local.own(mine)
         edge, ring = reads[rank]
-        P, S = layout.padded, layout.size
+        T, H, P = layout.tile, layout.halo, layout.padded
+        f0, top, left = block.faces.start, block.rows.start * T, block.cols.start * T
+        Sh, Sw = len(block.rows) * T + 2 * H, len(block.cols) * T + 2 * H  # the slab
         f, y, x = np.unravel_index(edge, (6, layout.n, layout.n))
-        top, f0 = block.rows.start * layout.tile, block.faces.start
-        Ph = len(block.rows) * layout.tile + 2 * layout.halo
-        fill_pos = ((f - f0) * Ph + y + layout.halo - top) * P + x + layout.halo
+        fill_pos = ((f - f0) * Sh + y + H - top) * Sw + x + H - left
         rf, ry, rx = np.unravel_index(layout.ring_positions[ring], (6, P, P))
-        ring_pos = ((rf - f0) * Ph + ry - top) * P + rx
-        acc = own.covering_tiles(rank)
-        send_ov, recv_ov = _overlap(layout, own, rank)
+        ring_pos = ((rf - f0) * Sh + ry - top) * Sw + rx - left
+        rows, cols = own.covering_tiles(rank, 0), own.covering_tiles(rank, 1)
+        origin = (top + H - rows.start * T, left + H - cols.start * T)
         return cls(
             rank, world, block, send, to_local.counts,
             fill_pos, to_local.values(edge), ring_pos,
             to_local.values(layout.ring_sources[ring]), layout.ring_weights[ring],
-            acc, top + layout.halo - acc.start * layout.tile, send_ov, recv_ov,
-            *_adjoint(layout, own, rank, (len(acc) - 1) * layout.tile + S),
+            rows, cols, origin, *_overlap(layout, own, rank), *_adjoint(layout, own, rank),
         )  # fmt: skip
 
     def halo_bytes(self, channels: int, itemsize: int = 4) -> int:
@@ -92,7 +93,8 @@ class ExchangePlan:
         return sum(v.size for v in self.send_halo.values()) * channels * itemsize
 
     def overlap_bytes(self, channels: int, itemsize: int = 4) -> int:
-        """Bytes this rank sends in the overlap exchange of one step (bands, halo adjoint)."""
+        """Bytes this rank sends in the overlap exchange of one step (blocks smaller than a
+        face, with the halo adjoint)."""
         return sum(v.size for v in self.send_overlap.values()) * channels * itemsize
 
     def adjoint_bytes(self, channels: int, itemsize: int = 4) -> int:
@@ -100,19 +102,21 @@ class ExchangePlan:
         return sum(v.size for v in self.send_adjoint.values()) * channels * itemsize
 
 
-def _reads(layout: TileLayout, own: Ownership, block: Block) -> tuple[np.ndarray, np.ndarray]:
-    """What a block's slab holds besides its own pixels: the interior pixels of the rows
-    above and below it (flat, global) and the ring pixels in its rows (ids into the ring)."""
+def _reads(layout: TileLayout, block: Block) -> tuple[np.ndarray, np.ndarray]:
+    """What a block's slab holds besides its own pixels: the interior pixels around it (flat,
+    global) and the ring pixels in its rows and columns (ids into the ring)."""
     n, T, H, P = layout.n, layout.tile, layout.halo, layout.padded
     top, bottom = block.rows.start * T, block.rows.stop * T
-    rows = [*range(max(top - H, 0), top), *range(bottom, min(bottom + H, n))]
+    left, right = block.cols.start * T, block.cols.stop * T
+    y = np.arange(max(top - H, 0), min(bottom + H, n))
+    x = np.arange(max(left - H, 0), min(right + H, n))
+    outside = ~(((y >= top) & (y < bottom))[:, None] & ((x >= left) & (x < right))[None, :])
     faces = np.arange(block.faces.start, block.faces.stop)
-    edge = ((faces[:, None, None] * n + np.array(rows, dtype=np.int64)[None, :, None]) * n
-            + np.arange(n)[None, None, :]).ravel()  # fmt: skip
-    rf, ry, _ = np.unravel_index(layout.ring_positions, (6, P, P))
+    edge = ((faces[:, None, None] * n + y[None, :, None]) * n + x[None, None, :])[:, outside]
+    rf, ry, rx = np.unravel_index(layout.ring_positions, (6, P, P))
     inside = (rf >= block.faces.start) & (rf < block.faces.stop)
-    ring = np.flatnonzero(inside & (ry >= top) & (ry < bottom + 2 * H))
-    return edge, ring
+    inside &= (ry >= top) & (ry < bottom + 2 * H) & (rx >= left) & (rx < right + 2 * H)
+    return edge.ravel(), np.flatnonzero(inside)
 
 
 def _needs(layout, own: Ownership, rank: int, edge: np.ndarray, ring: np.ndarray) -> np.ndarray:
@@ -133,18 +137,18 @@ class _Local:
         self.counts = {q: int(v.size) for q, v in self.halo_of.items()}
 
     def own(self, flat: np.ndarray) -> np.ndarray:
-        n, b = self.layout.n, self.block
-        f, y, x = np.unravel_index(flat, (6, n, n))
-        h = len(b.rows) * self.layout.tile
-        return ((f - b.faces.start) * h + y - b.rows.start * self.layout.tile) * n + x
+        T, b = self.layout.tile, self.block
+        f, y, x = np.unravel_index(flat, (6, self.layout.n, self.layout.n))
+        h, w = len(b.rows) * T, len(b.cols) * T
+        return ((f - b.faces.start) * h + y - b.rows.start * T) * w + x - b.cols.start * T
 
     def values(self, flat: np.ndarray) -> np.ndarray:
         out = np.empty_like(flat)
         owner = self.ownership.of_pixels(flat)
         mine = owner == self.rank
         out[mine] = self.own(flat[mine])
-        b = self.block
-        offset = len(b.faces) * len(b.rows) * self.layout.tile * self.layout.n
+        b, T = self.block, self.layout.tile
+        offset = len(b.faces) * len(b.rows) * T * len(b.cols) * T
         for q, pixels in sorted(self.halo_of.items()):
             hit = owner == q
             out[hit] = offset + np.searchsorted(pixels, flat[hit])
@@ -153,51 +157,59 @@ class _Local:
 
 
 def _overlap(layout: TileLayout, own: Ownership, rank: int) -> tuple[dict, dict]:
-    """Bands: the rows of this rank's tile windows on a neighbour's reassembled rows
-    (positions in its ``(tiles, S, S)``), and where a neighbour's land in its buffer."""
-    m, b = layout.tiles_per_side, own.blocks[rank]
+    """Blocks smaller than a face: the parts of this rank's tile windows on a neighbour's
+    reassembled pixels (positions in its ``(tiles, S, S)``), and where a neighbour's land in
+    its buffer ``(nr, nc, S, S)``."""
+    b = own.blocks[rank]
     send, recv = {}, {}
+    if b.rows == range(layout.tiles_per_side) and b.cols == b.rows:
+        return send, recv  # whole faces: every tile of a face is this rank's
+    acc = (own.covering_tiles(rank, 0), own.covering_tiles(rank, 1))
     for q, other in enumerate(own.blocks):
-        if q == rank or other.faces != b.faces or len(b.faces) != 1:
+        if q == rank or other.faces != b.faces:
             continue
-        out = [
-            _window_positions(layout, (ty - b.rows.start) * m, own.window_rows(ty, q))
-            for ty in b.rows
-            if ty in own.covering_tiles(q)
-        ]
-        if out and sum(p.size for p in out):
-            send[q] = np.concatenate(out)
-        acc = own.covering_tiles(rank)
-        got = [
-            _window_positions(layout, (ty - acc.start) * m, own.window_rows(ty, rank))
-            for ty in other.rows
-            if ty in acc
-        ]
-        if got and sum(p.size for p in got):
-            recv[q] = np.concatenate(got)
+        theirs = (own.covering_tiles(q, 0), own.covering_tiles(q, 1))
+        out = _window_positions(layout, own, b, (b.rows, b.cols), theirs, q)
+        if out.size:
+            send[q] = out
+        got = _window_positions(layout, own, other, acc, acc, rank)
+        if got.size:
+            recv[q] = got
     return send, recv
 
 
-def _window_positions(layout: TileLayout, first: int, rows: tuple[int, int]) -> np.ndarray:
-    """Flat positions in ``(tiles, S, S)`` of rows ``[r0, r1)`` of the ``m`` tiles from
-    tile ``first`` on (one tile row), tile-major."""
-    S, m = layout.size, layout.tiles_per_side
-    r = np.arange(*rows)
-    tiles = first + np.arange(m)
-    return ((tiles[:, None, None] * S + r[None, :, None]) * S + np.arange(S)).ravel()
+def _window_positions(layout, own: Ownership, block: Block, frame, reach, rank: int):
+    """Flat positions in ``(len(frame rows), len(frame cols), S, S)`` of the pixels of
+    ``block``'s tiles within ``reach`` (tile rows, columns) that lie on ``rank``'s
+    reassembled pixels; tile-major, then row, then column (sender and receiver agree)."""
+    S, parts = layout.size, []
+    for ty in block.rows:
+        if ty not in reach[0]:
+            continue
+        r = np.arange(*own.window_span(ty, rank, 0))
+        for tx in block.cols:
+            if tx not in reach[1]:
+                continue
+            c = np.arange(*own.window_span(tx, rank, 1))
+            tile = (ty - frame[0].start) * len(frame[1]) + tx - frame[1].start
+            parts.append(((tile * S + r[:, None]) * S + c[None, :]).ravel())
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _adjoint(layout: TileLayout, own: Ownership, rank: int, acc_rows: int):
+def _adjoint(layout: TileLayout, own: Ownership, rank: int):
     """The cross-face adjoint's entries, in the single-rank order ``(j, ring pixel)`` over
     ``(k, R)``: each computed by the owner of its ring pixel, added by the owner of its
     source."""
-    n, H, P = layout.n, layout.halo, layout.padded
-    b, acc = own.blocks[rank], own.covering_tiles(rank)
-    f0, top = b.faces.start, acc.start * layout.tile
+    n, T, H, P, S = layout.n, layout.tile, layout.halo, layout.padded, layout.size
+    b = own.blocks[rank]
+    rows, cols = own.covering_tiles(rank, 0), own.covering_tiles(rank, 1)
+    Ah, Aw = (len(rows) - 1) * T + S, (len(cols) - 1) * T + S  # the accumulator
+    f0, top, left = b.faces.start, rows.start * T, cols.start * T
     rf, ry, rx = np.unravel_index(layout.ring_positions, (6, P, P))
-    ring_owner = own.of_padded(rf, ry)  # (R,)
+    ring_owner = own.of_padded(rf, ry, rx)  # (R,)
     mine_ring = np.flatnonzero(ring_owner == rank)
-    ring_pos = ((rf[mine_ring] - f0) * acc_rows + ry[mine_ring] - top) * P + rx[mine_ring]
+    fm, ym, xm = rf[mine_ring], ry[mine_ring], rx[mine_ring]
+    ring_pos = ((fm - f0) * Ah + ym - top) * Aw + xm - left
     sources = layout.ring_sources.T  # (k, R)
     k, R = sources.shape
     sender = np.broadcast_to(ring_owner, (k, R)).ravel()  # (k R,)
@@ -221,6 +233,6 @@ def _adjoint(layout: TileLayout, own: Ownership, rank: int, acc_rows: int):
     arrival = np.concatenate(groups)  # own, then each sender's, each in global order
     order = np.argsort(arrival, kind="stable")  # arrival -> global order
     f, y, x = np.unravel_index(dest[arrival[order]], (6, n, n))
-    index = ((f - f0) * acc_rows + y + H - top) * P + x + H  # into (F, Pa, P)
+    index = ((f - f0) * Ah + y + H - top) * Aw + x + H - left  # into (F, Ah, Aw)
     weights = layout.ring_weights[mine_ring]  # (R_o, k)
     return ring_pos, weights, send, recv, local(groups[0]), order, index

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 """The rollout on several ranks, by domain decomposition: each rank steps, corrects and writes
-its own block (whole faces, or a band of a face's rows: :mod:`screamcast.rollout.domain`);
+its own block (whole faces, or a rectangle of a face's tiles: :mod:`screamcast.rollout.domain`);
 only strips along the blocks' borders cross between ranks.
 
 The output's guarantees hold as on one rank (:mod:`screamcast.rollout.output`): rank 0 holds
-the lock, creates the store (chunks of one face and the blocks' common row count, so no two
-ranks write one chunk) in the staging directory, and publishes it; a step counts as complete
+the lock and creates the store in the staging directory (chunks of one face and of the
+blocks' common rows and columns, so no two ranks write one chunk); every rank writes its
+block of the initial step, then rank 0 publishes the store; a step counts as complete
 (``complete_steps``) only once every rank's region of it is on disk (a barrier, then rank 0
 commits). A resumed output's chunks must fit the ranks' blocks. Scores are computed by rank 0
 from the finished output (no gather of the state to rank 0 while it runs).
@@ -25,7 +26,7 @@ from screamcast.file_lock import FileLock
 from screamcast.model import constraints
 from screamcast.replace_dir import publish
 from screamcast.rollout import output as out
-from screamcast.rollout.domain import Block, blocks, chunk_rows
+from screamcast.rollout.domain import blocks, chunk_shape
 from screamcast.rollout.domain_stepper import DomainStepper
 from screamcast.rollout.exchange import Exchange
 from screamcast.rollout.exchange_plan import ExchangePlan
@@ -44,7 +45,7 @@ def run_decomposed(plan: RolloutPlan, rank: int, world: int, device: str) -> dic
     initial, failure = None, None
     try:  # each rank reads (and checks) the initial state of its block only
         if plan.action != "resume":
-            initial = plan.initial_state(_region(xplan.block, layout.tile))
+            initial = plan.initial_state(xplan.block.region(layout.tile))
     except Exception as err:  # every rank stops: told by the flag below
         failure = err
     if rank == 0 and failure is None:
@@ -91,15 +92,15 @@ def _prepare(plan: RolloutPlan, layout, world: int) -> None:
     the check that an output to resume fits the ranks' blocks."""
     o = plan.config.output
     action = out.check_existing(plan.output, o.resume, o.overwrite)
-    writer = plan.writer(chunk_rows=chunk_rows(world, layout))
+    writer = plan.writer(chunks=chunk_shape(world, layout))
     if action == "resume":
         out.check_resume_settings(plan.output, plan.attrs, plan.resume_keys)
-        regions = [_region(b, layout.tile) for b in blocks(world, layout.tiles_per_side)]
+        regions = [b.region(layout.tile) for b in blocks(world, layout.tiles_per_side)]
         if not writer.chunked_for(regions):
             raise RolloutError(
                 f"cannot resume {plan.output} on {world} ranks: its chunks do not fit their "
-                "blocks (a chunk holds rows of two ranks); resume it with the number of ranks "
-                "that wrote it"
+                "blocks (a chunk holds pixels of two ranks); resume it with the number of "
+                "ranks that wrote it"
             )
         return
     out.discard_staging(plan.output)
@@ -127,11 +128,6 @@ def _stepper(plan: RolloutPlan, layout, xplan, exchange, device) -> DomainSteppe
     return DomainStepper(plan.pipeline(), layout, plan.static_fields, config, xplan, exchange)
 
 
-def _region(block: Block, tile: int) -> tuple[slice, slice]:
-    """A block's ``(faces, rows)`` in the ``(6, n, n)`` state."""
-    return slice(block.faces.start, block.faces.stop), block.pixel_rows(tile)
-
-
 def _corrector(plan: RolloutPlan, xplan: ExchangePlan, exchange: Exchange, layout):
     if plan.corrector is None:
         return None
@@ -145,7 +141,7 @@ def _corrector(plan: RolloutPlan, xplan: ExchangePlan, exchange: Exchange, layou
 
 
 def _resumed(plan: RolloutPlan, writer: RolloutWriter, region) -> tuple[int, torch.Tensor]:
-    """The step to continue from and this rank's prognostic state there ``(C, F, h, n)``."""
+    """The step to continue from and this rank's prognostic state there ``(C, F, h, w)``."""
     C = len(plan.prog)
     done, last_time, fields = writer.recover()
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
@@ -155,10 +151,10 @@ def _resumed(plan: RolloutPlan, writer: RolloutWriter, region) -> tuple[int, tor
 def _steps(plan, xplan, exchange: Exchange, layout, initial, device) -> tuple[dict, object]:
     """Every rank: step its block to the end, writing its region; rank 0 commits each step
     once all regions are on disk. Returns this rank's numbers and where the output is."""
-    region, rank = _region(xplan.block, layout.tile), xplan.rank
+    region, rank = xplan.block.region(layout.tile), xplan.rank
     resume = plan.action == "resume"
     target = plan.output if resume else out.staging_path(plan.output)
-    writer = plan.writer(target, region, chunk_rows(xplan.world, layout))
+    writer = plan.writer(target, region, chunk_shape(xplan.world, layout))
     if resume:
         k0, x = _resumed(plan, writer, region)
         if rank == 0:
@@ -173,7 +169,7 @@ def _steps(plan, xplan, exchange: Exchange, layout, initial, device) -> tuple[di
     t_wall = time.perf_counter()
     try:
         for k in range(k0, steps):
-            y = stepper.step(x, times[k], times[k + 1]).cpu()  # (C + D, F, n, n)
+            y = stepper.step(x, times[k], times[k + 1]).cpu()  # (C + D, F, h, w)
             x = y[:C].clone()
             if corrector is not None:
                 corrector.apply(x, times[k + 1])

@@ -104,9 +104,9 @@ class RolloutPlan:
     climatology: np.ndarray | None = None  # (P + D, 6, n, n) time means, with --climatology
     start_index: int = 0  # the initial condition's time index in ``ds``
 
-    def initial_state(self, region: tuple[slice, slice] | None = None) -> np.ndarray:
+    def initial_state(self, region: tuple[slice, ...] | None = None) -> np.ndarray:
         """The state at the start, ``(P + D, 6, n, n)``, or on one rank's ``region`` (faces,
-        rows): ``(P + D, F, h, n)``, read and checked on that region only (a rank of a
+        rows, cols): ``(P + D, F, h, w)``, read and checked on that region only (a rank of a
         domain-decomposed rollout reads only its block)."""
         name = self.config.initial_condition.data
         return _initial_state(self.ds, self.prog, self.diag, self.start_index, name, region)
@@ -120,9 +120,9 @@ class RolloutPlan:
         pipeline.load_state_dict(self.checkpoint.weights)
         return pipeline
 
-    def writer(self, path: Path | None = None, region=None, chunk_rows: int | None = None):
+    def writer(self, path: Path | None = None, region=None, chunks: tuple | None = None):
         """The output's writer (at ``path``: default the output; ``region``: one rank's
-        ``(faces, rows)``, in chunks of ``chunk_rows`` rows)."""
+        ``(faces, rows, cols)``, in chunks of ``chunks = (rows, cols)``)."""
         from screamcast.rollout.writer import RolloutWriter
 
         return RolloutWriter(
@@ -134,7 +134,7 @@ class RolloutPlan:
             self.out_times,
             self.levels,
             region=region,
-            chunk_rows=chunk_rows,
+            chunks=chunks,
         )
 
     def layout(self) -> TileLayout:
@@ -403,15 +403,15 @@ def _time_step(ds: xr.Dataset, desc: fmt.ModelDescription, name: str) -> datetim
 
 def _initial_state(ds, prog, diag, i0: int, name: str, region=None) -> np.ndarray:
     """``(P + D, 6, n, n)`` at time index ``i0`` (one time read; a diagnostic the store lacks
-    is NaN at the start), or ``(P + D, F, h, n)`` on ``region`` (faces, rows), refused if any
-    value read is not finite."""
+    is NaN at the start), or ``(P + D, F, h, w)`` on ``region`` (faces, rows, cols), refused if
+    any value read is not finite."""
     at = ds.isel(time=i0)
     where = f"initial condition {name} at {ds['time'].values[i0]}"
     if region is not None:
-        at = at.isel(face=region[0], y=region[1])
-        where += f" (faces {region[0].start} to {region[0].stop - 1}, rows {region[1].start} to "
-        where += f"{region[1].stop - 1})"
-    state = at[prog].to_array().values.astype(np.float32)  # (P, F, h, n)
+        at = at.isel(face=region[0], y=region[1], x=region[2])
+        named = zip(("faces", "rows", "columns"), region, strict=True)
+        where += " (" + ", ".join(f"{d} {r.start} to {r.stop - 1}" for d, r in named) + ")"
+    state = at[prog].to_array().values.astype(np.float32)  # (P, F, h, w)
     check_finite(state, prog, where)
     have = [v for v in diag if v in ds]
     first = (

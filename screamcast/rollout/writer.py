@@ -43,14 +43,15 @@ class RolloutWriter:
         attrs: dict,
         times: np.ndarray | None = None,
         levels: dict[str, tuple[str, np.ndarray, dict]] | None = None,
-        region: tuple[slice, slice] | None = None,
-        chunk_rows: int | None = None,
+        region: tuple[slice, slice, slice] | None = None,
+        chunks: tuple[int, int] | None = None,
     ):
-        """``region``: this writer's ``(faces, rows)`` when several ranks write one output
-        (chunks of one face and ``chunk_rows`` rows, so no two ranks write one chunk); the
-        steps are then committed by :meth:`commit` once every rank's region is written."""
+        """``region``: this writer's ``(faces, rows, cols)`` when several ranks write one
+        output (chunks of one face and ``chunks = (rows, cols)``, so no two ranks write one
+        chunk); the steps are then committed by :meth:`commit` once every rank's region is
+        written."""
         self.path, self.variables, self.var_attrs = Path(path), variables, var_attrs
-        self.region, self.chunk_rows = region, chunk_rows
+        self.region, self.chunks = region, chunks
         self._next: int | None = None  # the step the next append writes
         self.grid, self.attrs, self.times = grid, attrs, times
         # 3-D variables' vertical coordinates, {var: (dim, values, attrs)} (the store's)
@@ -76,8 +77,8 @@ class RolloutWriter:
         # zarr pays a fixed cost per chunk written: small grids keep a whole step of a variable
         # in one chunk; large ones one face per chunk (a 2048^2 face is 16 MB already)
         chunks = (1, 6, n, n) if n <= 256 and self.region is None else (1, 1, n, n)
-        if self.chunk_rows:  # several ranks: each writes whole chunks
-            chunks = (1, 1, self.chunk_rows, n)
+        if self.chunks:  # several ranks: each writes whole chunks
+            chunks = (1, 1, *self.chunks)
         for var, members in grouped(self.variables).items():
             self._create_variable(group, var, members, T, chunks)
         values, units, calendar = encode(self.times)  # in the initial condition's calendar
@@ -146,7 +147,7 @@ class RolloutWriter:
         return self._group
 
     def append(self, time: np.datetime64, fields: np.ndarray) -> None:
-        """Queue the next time, ``fields (V, 6, n, n)`` (``(V, F, h, n)`` for a writer of a
+        """Queue the next time, ``fields (V, 6, n, n)`` (``(V, F, h, w)`` for a writer of a
         ``region``) in ``variables`` order, for writing. Returns once the previous step is on
         disk and this one is copied (the caller may reuse ``fields``); this step is written in
         the background. Errors of a background write are raised here or by :meth:`close`.
@@ -184,13 +185,18 @@ class RolloutWriter:
         """Step ``k`` is complete: every chunk of it is written (by every rank)."""
         self._open().attrs["complete_steps"] = k + 1
 
-    def chunked_for(self, regions: list[tuple[slice, slice]]) -> bool:
-        """Whether every variable's chunks lie each in one of ``regions`` (one face, and rows
-        dividing every region's), so those ranks may write it."""
+    def chunked_for(self, regions: list[tuple[slice, slice, slice]]) -> bool:
+        """Whether every variable's chunks lie each in one of ``regions`` (one face, rows and
+        columns dividing every region's), so those ranks may write it."""
         group = self._open()
         chunks = [group[v].chunks for v in {var for var, _ in self.targets}]
-        edges = [e for _, rows in regions for e in (rows.start, rows.stop)]
-        return all(c[-3] == 1 and all(e % c[-2] == 0 for e in edges) for c in chunks)
+        rows = [e for _, r, _ in regions for e in (r.start, r.stop)]
+        cols = [e for _, _, c in regions for e in (c.start, c.stop)]
+
+        def fits(c: tuple) -> bool:
+            return all(e % c[-2] == 0 for e in rows) and all(e % c[-1] == 0 for e in cols)
+
+        return all(c[-3] == 1 and fits(c) for c in chunks)
 
     def flush(self) -> None:
         """Wait for the step in flight; re-raise its error, naming the output."""

@@ -123,4 +123,5 @@ def test_the_projection_scales_the_exact_plan_by_the_strip_area():
         assert row["comm_s_network"] == pytest.approx(max(sent) / rr.NETWORK)
     record = json.loads((rr.RESULTS / "rollout_ranks.json").read_text())
     record["report"]["projected"] = rows
-    assert "| 12 (2 bands per face) |" in rr.tables(record)
+    table = rr.tables(record)
+    assert "| 12 (2 bands per face) |" in table and "| 96 (4 x 4 blocks per face) |" in table

@@ -22,7 +22,7 @@ import zarr
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.rollout.domain import blocks
 from screamcast.rollout.exchange_plan import ExchangePlan
-from screamcast.rollout.nudging.band import BandIncrement
+from screamcast.rollout.nudging.block_increment import BlockIncrement
 from tests.rollout.test_run_nudged import PROG, SCRIPT, args, open_out
 
 ENV = os.environ | {"OMP_NUM_THREADS": "1"}  # as torchrun sets it: the same kernels, same bits
@@ -112,28 +112,26 @@ def assert_bytes(out, world: int, reassembly: str) -> None:
         want += plan.adjoint_bytes(6) if reassembly == "cross-face" else 0
         if "nudge_vars" in out.attrs and world > 6:  # reference n = 4: blocks of 4 cells
             nudged = len(out.attrs["nudge_vars"].split(","))
-            want += BandIncrement(r, blocks(world, 2), 8, 4, 16, None).bytes_per_step(nudged)
+            want += BlockIncrement(r, blocks(world, 2), 8, 4, 16, None).bytes_per_step(nudged)
         assert sent == want, (r, sent, want)
 
 
 @pytest.mark.distributed
-def test_three_and_six_ranks_equal_one_rank_bit_for_bit(
+def test_three_ranks_equal_one_rank_bit_for_bit(
     tiny_checkpoint, tiny_store, tiny_reference, tmp_path
 ):
-    """Whole faces per rank: 3 ranks intra-face and 6 ranks crop, against one rank each,
-    nudged toward a coarse cube reference."""
-    common = ["--reference", str(tiny_reference), "--batch-size", "4", "--steps", "2"]
-    for world, reassembly in ((3, "intra-face"), (6, "crop")):
-        flags = [*REASSEMBLY[reassembly], *common]
-        one, many = tmp_path / f"one{world}.zarr", tmp_path / f"many{world}.zarr"
-        one_rank(tiny_checkpoint, tiny_store, one, flags)
-        run(ranks(world, args(tiny_checkpoint, tiny_store, many, *flags)))
-        assert_same(one, many)
-        assert_bytes(open_out(many), world, reassembly)
-        scores = [
-            (tmp_path / f"{p}_metrics.json").read_text() for p in (f"one{world}", f"many{world}")
-        ]
-        assert scores[0] == scores[1]  # scored by rank 0 from the finished output: the same
+    """Whole faces per rank: 3 ranks, intra-face reassembly, nudged toward a coarse cube
+    reference, against one rank (6 ranks: tests/rollout/test_block_operator.py with ranks as
+    threads, and the benchmark's record)."""
+    flags = [*REASSEMBLY["intra-face"], "--reference", str(tiny_reference), "--batch-size", "4"]
+    flags += ["--steps", "2"]
+    one, many = tmp_path / "one.zarr", tmp_path / "many.zarr"
+    one_rank(tiny_checkpoint, tiny_store, one, flags)
+    run(ranks(3, args(tiny_checkpoint, tiny_store, many, *flags)))
+    assert_same(one, many)
+    assert_bytes(open_out(many), 3, "intra-face")
+    scores = [(tmp_path / f"{p}_metrics.json").read_text() for p in ("one", "many")]
+    assert scores[0] == scores[1]  # scored by rank 0 from the finished output: the same
 
 
 @pytest.mark.distributed

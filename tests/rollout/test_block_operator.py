@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""The halo operator restricted to ranks' blocks (whole faces and bands of a face) equals the
-single-rank operator bit for bit, on geometries the gloo tests cannot afford (24 and 48 ranks,
-a halo wider than a tile, uneven bands). The ranks run as threads of this process, their
-messages handed over in memory; the same operator over gloo processes is tested in
-tests/distributed/test_rollout_ranks.py."""
+"""The halo operator restricted to ranks' blocks equals the single-rank operator bit for bit,
+on geometries the gloo tests cannot afford (6 to 96 ranks: whole faces, bands, 2 x 2 to 4 x 4
+blocks of a face, a halo wider than a tile, uneven blocks). The ranks run as threads of this
+process, their messages handed over in memory; the same operator over gloo processes is
+tested in tests/distributed/test_rollout_ranks.py."""
 
 import threading
 
@@ -15,7 +15,7 @@ import torch
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.rollout.block_operator import BlockOperator
-from screamcast.rollout.domain import blocks, chunk_rows
+from screamcast.rollout.domain import blocks, chunk_shape
 from screamcast.rollout.exchange_plan import ExchangePlan
 
 
@@ -49,7 +49,7 @@ def on_ranks(layout: TileLayout, world: int, x: torch.Tensor, work) -> torch.Ten
         try:
             b = plans[r].block
             op = BlockOperator(layout, plans[r], ThreadExchange(r, shared, barrier), "cpu")
-            out[r] = work(op, x[:, b.faces.start : b.faces.stop, b.pixel_rows(layout.tile)])
+            out[r] = work(op, x[(slice(None), *b.region(layout.tile))])
         except BaseException as err:
             errors.append(err)
             barrier.abort()
@@ -64,8 +64,7 @@ def on_ranks(layout: TileLayout, world: int, x: torch.Tensor, work) -> torch.Ten
     C = out[0].shape[0]
     whole = torch.empty(C, 6, layout.n, layout.n)
     for r, p in enumerate(plans):
-        b = p.block
-        whole[:, b.faces.start : b.faces.stop, b.pixel_rows(layout.tile)] = out[r]
+        whole[(slice(None), *p.block.region(layout.tile))] = out[r]
     return whole
 
 
@@ -78,10 +77,14 @@ def network(tiles: torch.Tensor) -> torch.Tensor:
     "n, tile, halo, world",
     [
         (16, 8, 4, 3),  # whole faces
+        (16, 8, 4, 6),
         (16, 8, 4, 12),  # bands of one tile row
-        (32, 4, 6, 24),  # a halo wider than a tile: windows reach two bands away
+        (16, 8, 4, 24),  # 2 x 2 blocks of one tile: corners from three neighbours
+        (32, 4, 6, 24),  # a halo wider than a tile: windows reach two blocks away
         (32, 8, 4, 18),  # uneven bands (1, 1, 2 tile rows)
-        (32, 4, 3, 48),
+        (40, 8, 4, 24),  # uneven 2 x 2 blocks (2 and 3 tiles a side)
+        (32, 8, 4, 48),  # 4 x 2 blocks
+        (32, 4, 3, 96),  # 4 x 4 blocks
     ],
 )
 def test_every_reassembly_on_blocks_equals_one_rank_bit_for_bit(n, tile, halo, world):
@@ -107,19 +110,28 @@ def test_every_reassembly_on_blocks_equals_one_rank_bit_for_bit(n, tile, halo, w
         assert torch.equal(got[kind], want[kind]), kind
 
 
-def test_bands_and_their_chunks():
-    assert [(b.faces, b.rows) for b in blocks(12, 2)[:3]] == [
-        (range(0, 1), range(0, 1)),
-        (range(0, 1), range(1, 2)),
-        (range(1, 2), range(0, 1)),
+def test_blocks_and_their_chunks():
+    """Up to 6 ranks whole faces; beyond, each face cut as near square as the rank count
+    allows (12: bands, 24: 2 x 2, 48: 4 x 2 rows of blocks); chunks fit every block."""
+    assert [(b.faces, b.rows, b.cols) for b in blocks(12, 2)[:3]] == [
+        (range(0, 1), range(0, 1), range(0, 2)),
+        (range(0, 1), range(1, 2), range(0, 2)),
+        (range(1, 2), range(0, 1), range(0, 2)),
     ]
     assert [b.rows for b in blocks(18, 4)[:3]] == [range(0, 1), range(1, 2), range(2, 4)]
+    assert [(b.rows, b.cols) for b in blocks(24, 4)[:2]] == [
+        (range(0, 2), range(0, 2)),
+        (range(0, 2), range(2, 4)),
+    ]
+    assert {(len(b.rows), len(b.cols)) for b in blocks(48, 4)} == {(1, 2)}  # 4 rows x 2 cols
     layout = TileLayout(PhysicsGrid.for_face_size(32), 8, 4)
-    assert chunk_rows(3, layout) == 32 and chunk_rows(12, layout) == 16
-    assert chunk_rows(18, layout) == 8  # uneven bands: the rows every band is made of
-    for world in (7, 30):
-        with pytest.raises(ValueError, match=f"multiple of 6 and at most 6 x 4 .* got {world}"):
-            blocks(world, 4)
+    assert chunk_shape(3, layout) == (32, 32) and chunk_shape(12, layout) == (16, 32)
+    assert chunk_shape(18, layout) == (8, 32)  # uneven bands: the rows every band is made of
+    assert chunk_shape(24, layout) == (16, 16)
+    with pytest.raises(ValueError, match="must be a multiple of 6, got 7"):
+        blocks(7, 4)
+    with pytest.raises(ValueError, match="4 x 4 tiles cannot be cut into 5 x 1 blocks"):
+        blocks(30, 4)
 
 
 def test_what_a_band_sends_is_what_its_neighbours_receive():
@@ -134,11 +146,11 @@ def test_what_a_band_sends_is_what_its_neighbours_receive():
             assert pos.size == plans[q].recv_overlap[p.rank].size
         for q, pos in p.send_adjoint.items():
             assert pos.size == plans[q].recv_adjoint[p.rank]
-    middle = plans[1]  # face 0, tile row 1 of 4
-    for q in (0, 2):  # the bands above and below
-        rows = np.unique(middle.send_halo[q] // 32)  # own rows (of 8) it sends to q
-        assert rows.tolist() == ([0, 1, 2, 3] if q == 0 else [4, 5, 6, 7])
-        assert middle.send_halo[q].size == 4 * 32
+    bands = [ExchangePlan.build(layout, r, 12) for r in range(3)]
+    middle = bands[1]  # face 0, tile rows 2 and 3 of 4: between bands 0 and... face 1's
+    assert list(middle.send_halo)[:1] == [0]
+    rows = np.unique(middle.send_halo[0] // 32)  # own rows (of 16) it sends to band 0
+    assert rows.tolist() == [0, 1, 2, 3] and middle.send_halo[0].size == 4 * 32
     k, R = layout.ring_sources.T.shape
     entries = sum(p.adjoint_own.size + sum(p.recv_adjoint.values()) for p in plans)
     assert entries == k * R  # every entry added once, by the owner of its source

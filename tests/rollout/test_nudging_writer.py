@@ -414,5 +414,10 @@ def test_a_bands_corrector_reads_only_its_rows_and_nudges_as_one_rank():
     got = part.apply(x[:, 2:3, 8:16].clone(), t)
     assert torch.equal(got, expected[:, 2:3, 8:16])
     part.close()
-    with pytest.raises(NudgingError, match="rows 0 to 0 cut the reference's blocks of 2"):
-        Relaxation(ref, *settings).restrict(0, blocks(96, 16), 1, None)  # tiles of 1 row
+    corner = whole.restrict(11, blocks(24, 2), 8, None)  # face 2, 2 x 2 blocks: the last
+    assert corner.series.reference.sizes["x"] == 4 and "columns 4 to 7" in corner.series.name
+    got = corner.apply(x[:, 2:3, 8:16, 8:16].clone(), t)
+    assert torch.equal(got, expected[:, 2:3, 8:16, 8:16])
+    part.close()
+    with pytest.raises(NudgingError, match="rows 0 to 4 cut the reference's blocks of 2"):
+        Relaxation(ref, *settings).restrict(0, blocks(54, 16), 1, None)  # 3 x 3: 5, 5, 6 rows

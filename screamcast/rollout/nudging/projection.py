@@ -53,14 +53,14 @@ class BlockProjection:
         return self._weights[key]
 
     def coarse(
-        self, field: torch.Tensor, like: torch.Tensor, faces=slice(None), rows=slice(None)
+        self, field: torch.Tensor, like: torch.Tensor, region=(slice(None),)
     ) -> torch.Tensor:
-        """``field (F, h, n)`` (the ``faces`` of the cube, their ``rows``) -> its block means
-        ``(F, h / f, n / f)``."""
+        """``field (F, h, w)`` (the cube's ``region``: faces, rows, cols) -> its block means
+        ``(F, h / f, w / f)``."""
         f = self.factor
-        F, h, n = field.shape
-        w = self.weights(like)[faces, rows]  # (F, h, n), summing to 1 over each block
-        return (field * w).reshape(F, h // f, f, n // f, f).sum(dim=(2, 4))  # (F, c, m)
+        F, h, w = field.shape
+        share = self.weights(like)[region]  # (F, h, w), summing to 1 over each block
+        return (field * share).reshape(F, h // f, f, w // f, f).sum(dim=(2, 4))  # (F, c, d)
 
     def block_area(self) -> torch.Tensor:
         """``(6, m, m)``: the grid's areas summed over each block (float64), built once."""

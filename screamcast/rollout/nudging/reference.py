@@ -50,16 +50,17 @@ class ReferenceSeries:
         self._reader: ThreadPoolExecutor | None = None
         self._target: tuple[object, np.ndarray] | None = None  # the last time asked for
 
-    def on_block(self, faces: range, rows: range) -> ReferenceSeries:
-        """This cube reference's series restricted to ``faces`` and their ``rows`` (one
-        rank's block, in the reference's cells), so the rank reads only their chunks; its
-        targets are ``(V, F, c, m)`` and its messages name the block."""
-        part = self.reference.isel(
-            face=slice(faces.start, faces.stop), y=slice(rows.start, rows.stop)
-        )
+    def on_block(self, faces: range, rows: range, cols: range) -> ReferenceSeries:
+        """This cube reference's series restricted to ``faces`` and their ``rows`` and
+        ``cols`` (one rank's block, in the reference's cells), so the rank reads only their
+        chunks; its targets are ``(V, F, c, d)`` and its messages name the block."""
+        ref = self.reference
+        part = ref.isel(face=slice(faces.start, faces.stop), y=slice(rows.start, rows.stop),
+                        x=slice(cols.start, cols.stop))  # fmt: skip
         where = f"faces {faces.start} to {faces.stop - 1}"
-        if part.sizes["y"] != self.reference.sizes["y"]:
-            where += f", rows {rows.start} to {rows.stop - 1}"
+        if part.sizes["y"] != ref.sizes["y"] or part.sizes["x"] != ref.sizes["x"]:
+            where += f", rows {rows.start} to {rows.stop - 1}, columns {cols.start} to "
+            where += f"{cols.stop - 1}"
         name = f"{self.name} ({where}, counted from face {faces.start}, row {rows.start})"
         return ReferenceSeries(part, self.variables, name, self.time_interpolation)
 

@@ -23,7 +23,7 @@ from screamcast.config.choices import INCREMENTS, TIME_INTERPOLATIONS
 from screamcast.data.calendar import seconds
 from screamcast.data.store import is_latlon
 from screamcast.grid.physics import PhysicsGrid
-from screamcast.rollout.nudging.band import BandIncrement
+from screamcast.rollout.nudging.block_increment import BlockIncrement
 from screamcast.rollout.nudging.corrector import CorrectorContext
 from screamcast.rollout.nudging.errors import NudgingError
 from screamcast.rollout.nudging.increment import Increment
@@ -76,35 +76,36 @@ class Relaxation:
         self.index = [state_vars.index(v) for v in variables]
         self.variables, self.tau_hours = list(variables), tau_hours
         self.alpha = 1.0 - math.exp(-seconds(dt) / (tau_hours * 3600.0))
-        self.faces = slice(None)  # the faces apply() is given: all, or one rank's
-        self.rows = slice(None)  # ... and their rows: all, or one rank's band
+        # the part of the cube apply() is given (faces, rows, cols): all, or one rank's block
+        self.region: tuple[slice, ...] = (slice(None),) * 3
+        self.cells: torch.Tensor | None = None  # a rank's cells, flat in (6 n n,): lat-lon
         self.reduce = None  # sums over the ranks (a lat-lon reference's groups straddle them)
-        self.band: BandIncrement | None = None  # a band's increment (more than 6 ranks)
+        self.part: BlockIncrement | None = None  # a block's increment (more than 6 ranks)
 
     def restrict(self, rank: int, blocks: list, tile: int, exchange) -> Relaxation:
         """This corrector for rank ``rank`` of a domain-decomposed rollout whose ranks hold
         ``blocks`` (:func:`screamcast.rollout.domain.blocks`): :meth:`apply` takes the state
-        of its block only. Cube blocks lie inside a band (or the bands are refused), so they
-        nudge exactly as on one rank; a band's smooth increment swaps the coarse rows past it
-        with its neighbours (:mod:`.band`: the same values, bit for bit); a lat-lon
-        reference's groups of cells may straddle ranks: their sums are added over the ranks by
-        ``exchange.sum_`` (in another order than one rank's: equal to float rounding)."""
+        of its block only. Reference cells lie inside a rank's block (or the blocks are
+        refused), so they nudge exactly as on one rank; a block's smooth increment swaps the
+        reference cells past it with its neighbours (:mod:`.block_increment`: the same
+        values, bit for bit); a lat-lon reference's groups of cells may straddle ranks: their
+        sums are added over the ranks by ``exchange.sum_`` (in another order than one rank's:
+        equal to float rounding)."""
         block = blocks[rank]
         view = copy.copy(self)
-        view.faces, view.rows = slice(block.faces.start, block.faces.stop), block.pixel_rows(tile)
+        view.region = block.region(tile)
         view.reduce = None if exchange is None else exchange.sum_
         if self.nearest is not None:
+            n = self.nearest.grid.n
+            f, y, x = np.meshgrid(*(np.arange(s.start, s.stop) for s in view.region), indexing="ij")
+            view.cells = torch.as_tensor(((f * n + y) * n + x).ravel())  # (F h w,)
             return view
-        f, n = self.factor, self.blocks.grid.n
-        banded = view.rows != slice(0, n)
-        if banded and f > 1 and self.increment.kind != "block":
-            view.band = BandIncrement(rank, blocks, tile, f, n, exchange)
-        elif banded and (view.rows.start % f or view.rows.stop % f):
-            BandIncrement(rank, blocks, tile, f, n, exchange)  # refuses, naming the rows
+        factor, n = self.factor, self.blocks.grid.n
+        if (block.rows, block.cols) != (range(n // tile),) * 2 and factor > 1:
+            view.part = BlockIncrement(rank, blocks, tile, factor, n, exchange)
         self.series.close()  # its read-ahead of the whole globe is not needed here
-        view.series = self.series.on_block(
-            block.faces, range(view.rows.start // f, view.rows.stop // f)
-        )
+        rows, cols = (range(s.start // factor, s.stop // factor) for s in view.region[1:])
+        view.series = self.series.on_block(block.faces, rows, cols)
         return view
 
     @classmethod
@@ -153,40 +154,38 @@ class Relaxation:
         self.series.close()
 
     def apply(self, x: torch.Tensor, time: object) -> torch.Tensor:
-        """Nudge the prognostic state ``x (C, F, n, n)`` (this corrector's faces: all six, or
-        one rank's) in place toward the reference."""
+        """Nudge the prognostic state ``x (C, F, h, w)`` (this corrector's region: the globe,
+        or one rank's block) in place toward the reference."""
         ref = torch.as_tensor(self.target(time), dtype=x.dtype, device=x.device)
         if self.nearest is not None:
             return self._apply_nearest(x, ref.reshape(len(self.index), -1))
-        # (V, F, c, m): the series holds the block apply() is given (restrict)
+        # (V, F, c, d): the series holds the block apply() is given (restrict)
         for k, c in enumerate(self.index):
-            field = x[c]  # (F, h, n)
+            field = x[c]  # (F, h, w)
             if self.factor == 1:
                 x[c] += self.alpha * (ref[k] - field)
                 continue
-            delta = ref[k] - self.blocks.coarse(field, x, self.faces, self.rows)  # (F, c, m)
-            if self.band is not None:
-                x[c] += self.alpha * self.band.to_cells(self.increment, delta)  # (1, h, n)
+            delta = ref[k] - self.blocks.coarse(field, x, self.region)  # (F, c, d)
+            if self.part is not None:
+                x[c] += self.alpha * self.part.to_cells(self.increment, delta)  # (1, h, w)
             else:
-                x[c] += self.alpha * self.increment.to_cells(delta)  # (F, h, n)
+                x[c] += self.alpha * self.increment.to_cells(delta)  # (F, h, w)
         return x
 
     def _apply_nearest(self, x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
         """``x += alpha * (ref[source] - mean_group(x))``; ``ref (V, n_points)``."""
         source, group, area, group_area, covered = self.nearest.tensors(x)
-        if self.faces != slice(None):  # one rank's cells (F h n,)
-            n = self.nearest.grid.n
-            first = (self.faces.start * n + self.rows.start) * n
-            cells = slice(first, first + x[0].numel())
+        if self.cells is not None:  # one rank's cells (F h w,)
+            cells = self.cells.to(source.device)
             source, group, area, covered = source[cells], group[cells], area[cells], covered[cells]
         for k, c in enumerate(self.index):
-            field = x[c].reshape(-1)  # (F h n,)
+            field = x[c].reshape(-1)  # (F h w,)
             sums = torch.zeros_like(group_area).index_add_(0, group, field * area)
             if self.reduce is not None:
                 sums = self.reduce(sums)  # (groups,) over every rank's cells
-            mean = (sums / group_area)[group]  # (F h n,)
+            mean = (sums / group_area)[group]  # (F h w,)
             delta = torch.where(covered, self.alpha * (ref[k][source] - mean), 0.0)
-            x[c] += delta.view(x[c].shape)  # (F, h, n)
+            x[c] += delta.view(x[c].shape)  # (F, h, w)
         return x
 
     def misfit(self, fields: np.ndarray, time: object) -> np.ndarray:
