@@ -116,6 +116,19 @@ def assert_bytes(out, world: int, reassembly: str) -> None:
         assert sent == want, (r, sent, want)
 
 
+def equal_on_ranks(world: int, reassembly: str, batch: int, inputs: tuple, tmp_path: Path):
+    """A nudged 2-step rollout on one rank and on ``world`` ranks: the same bytes, and each
+    rank's exchanges the plan's."""
+    checkpoint, store, reference = inputs
+    flags = [*REASSEMBLY[reassembly], "--reference", str(reference), "--steps", "2"]
+    flags += ["--batch-size", str(batch)]
+    one, many = tmp_path / "one.zarr", tmp_path / "many.zarr"
+    one_rank(checkpoint, store, one, flags)
+    run(ranks(world, args(checkpoint, store, many, *flags)))
+    assert_same(one, many)
+    assert_bytes(open_out(many), world, reassembly)
+
+
 @pytest.mark.distributed
 def test_three_ranks_equal_one_rank_bit_for_bit(
     tiny_checkpoint, tiny_store, tiny_reference, tmp_path
@@ -123,13 +136,7 @@ def test_three_ranks_equal_one_rank_bit_for_bit(
     """Whole faces per rank: 3 ranks, intra-face reassembly, nudged toward a coarse cube
     reference, against one rank (6 ranks: tests/rollout/test_block_operator.py with ranks as
     threads, and the benchmark's record)."""
-    flags = [*REASSEMBLY["intra-face"], "--reference", str(tiny_reference), "--batch-size", "4"]
-    flags += ["--steps", "2"]
-    one, many = tmp_path / "one.zarr", tmp_path / "many.zarr"
-    one_rank(tiny_checkpoint, tiny_store, one, flags)
-    run(ranks(3, args(tiny_checkpoint, tiny_store, many, *flags)))
-    assert_same(one, many)
-    assert_bytes(open_out(many), 3, "intra-face")
+    equal_on_ranks(3, "intra-face", 4, (tiny_checkpoint, tiny_store, tiny_reference), tmp_path)
     scores = [(tmp_path / f"{p}_metrics.json").read_text() for p in ("one", "many")]
     assert scores[0] == scores[1]  # scored by rank 0 from the finished output: the same
 
@@ -160,10 +167,4 @@ def test_twelve_ranks_on_bands_equal_one_rank_bit_for_bit(
     """More ranks than faces: 12 ranks, each a band of a face (one tile row: 2 tiles), with
     cross-face reassembly (all three exchanges) and a bicubic nudging increment (the coarse
     rows past a band swapped), against one rank; the bytes of every exchange as planned."""
-    flags = [*REASSEMBLY["cross-face"], "--reference", str(tiny_reference), "--steps", "2"]
-    flags += ["--batch-size", "2"]
-    one, many = tmp_path / "one.zarr", tmp_path / "many.zarr"
-    one_rank(tiny_checkpoint, tiny_store, one, flags)
-    run(ranks(12, args(tiny_checkpoint, tiny_store, many, *flags)))
-    assert_same(one, many)
-    assert_bytes(open_out(many), 12, "cross-face")
+    equal_on_ranks(12, "cross-face", 2, (tiny_checkpoint, tiny_store, tiny_reference), tmp_path)
