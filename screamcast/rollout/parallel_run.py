@@ -134,7 +134,7 @@ def _corrector(plan: RolloutPlan, xplan: ExchangePlan, exchange: Exchange, layou
     if not hasattr(plan.corrector, "restrict"):
         raise RolloutError(
             f"nudging method {plan.config.nudging.method!r} does not run on several ranks (it "
-            "has no restrict(rank, blocks, exchange)): run it on one rank"
+            "has no restrict(rank, blocks, tile, exchange)): run it on one rank"
         )
     every = blocks(xplan.world, layout.tiles_per_side)
     return plan.corrector.restrict(xplan.rank, every, layout.tile, exchange)
