@@ -38,6 +38,17 @@ class ThreadExchange:
         self.barrier.wait()
         return got
 
+    def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor`` summed over the ranks, in place, in rank order."""
+        self.shared["sum", self.rank] = tensor.clone()
+        self.barrier.wait()
+        total = sum(self.shared["sum", q] for q in range(self.barrier.parties))
+        self.barrier.wait()
+        if self.rank == 0:
+            self.shared.clear()
+        self.barrier.wait()
+        return tensor.copy_(total)
+
 
 def on_ranks(layout: TileLayout, world: int, x: torch.Tensor, work) -> torch.Tensor:
     """``work(operator, x_block)`` on every rank's block at once, reassembled to the globe."""

@@ -79,6 +79,7 @@ class Relaxation:
         # the part of the cube apply() is given (faces, rows, cols): all, or one rank's block
         self.region: tuple[slice, ...] = (slice(None),) * 3
         self.cells: torch.Tensor | None = None  # a rank's cells, flat in (6 n n,): lat-lon
+        self._on_cells: dict[tuple, tuple] = {}  # the lat-lon map's tensors on those cells
         self.reduce = None  # sums over the ranks (a lat-lon reference's groups straddle them)
         self.part: BlockIncrement | None = None  # a block's increment (more than 6 ranks)
 
@@ -99,6 +100,7 @@ class Relaxation:
             n = self.nearest.grid.n
             f, y, x = np.meshgrid(*(np.arange(s.start, s.stop) for s in view.region), indexing="ij")
             view.cells = torch.as_tensor(((f * n + y) * n + x).ravel())  # (F h w,)
+            view._on_cells = {}
             return view
         factor, n = self.factor, self.blocks.grid.n
         if (block.rows, block.cols) != (range(n // tile),) * 2 and factor > 1:
@@ -175,9 +177,12 @@ class Relaxation:
     def _apply_nearest(self, x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
         """``x += alpha * (ref[source] - mean_group(x))``; ``ref (V, n_points)``."""
         source, group, area, group_area, covered = self.nearest.tensors(x)
-        if self.cells is not None:  # one rank's cells (F h w,)
-            cells = self.cells.to(source.device)
-            source, group, area, covered = source[cells], group[cells], area[cells], covered[cells]
+        if self.cells is not None:  # one rank's cells (F h w,), taken once
+            key = (x.device, x.dtype)
+            if key not in self._on_cells:
+                cells = self.cells.to(x.device)
+                self._on_cells[key] = tuple(t[cells] for t in (source, group, area, covered))
+            source, group, area, covered = self._on_cells[key]
         for k, c in enumerate(self.index):
             field = x[c].reshape(-1)  # (F h w,)
             sums = torch.zeros_like(group_area).index_add_(0, group, field * area)

@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""A corrector restricted to each rank's block nudges as the globe's: a cube reference with a
+bicubic increment on 2 x 2 blocks of a face (the reference cells past each block swapped,
+corners included) bit for bit; a lat-lon reference, whose groups of cells straddle blocks,
+to float rounding (the group sums added over the ranks). Ranks as threads."""
+
+import threading
+
+import numpy as np
+import torch
+
+from screamcast.rollout.domain import blocks
+from screamcast.rollout.nudging.relaxation import Relaxation
+from tests.rollout.test_block_operator import ThreadExchange
+from tests.rollout.test_nudging_writer import grid, latlon_reference, reference
+
+TIME = np.datetime64("2020-01-01T03:00")
+
+
+def nudged_on_ranks(whole: Relaxation, world: int, tile: int, x: torch.Tensor) -> torch.Tensor:
+    """Every rank's corrector applied to its block at once; the blocks put back together."""
+    every, shared, barrier = blocks(world, x.shape[-1] // tile), {}, threading.Barrier(world)
+    out, errors = x.clone(), []
+
+    def rank(r: int) -> None:
+        try:
+            part = whole.restrict(r, every, tile, ThreadExchange(r, shared, barrier))
+            where = (slice(None), *every[r].region(tile))
+            out[where] = part.apply(x[where].clone(), TIME)
+        except BaseException as err:
+            errors.append(err)
+            barrier.abort()
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(world)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return out
+
+
+def test_blocks_nudge_toward_a_cube_reference_as_the_globe_bit_for_bit():
+    rng = np.random.default_rng(2)
+    ref = reference(n=8, values=(0.0, 6.0))
+    ref["u"].values[:] = rng.standard_normal(ref["u"].shape).astype(np.float32)
+    x = torch.as_tensor(rng.standard_normal((2, 6, 32, 32)), dtype=torch.float32)
+    for increment in ("bicubic", "bilinear"):
+        whole = Relaxation(ref, ["u"], ["u", "v"], 6.0, np.timedelta64(3, "h"), grid(32),
+                           increment=increment)  # fmt: skip
+        want = whole.apply(x.clone(), TIME)
+        for world in (24, 96):  # 2 x 2 blocks of 2 x 2 tiles; 4 x 4 blocks of one tile
+            got = nudged_on_ranks(whole, world, 8, x)
+            assert torch.equal(got, want), (increment, world)
+
+
+def test_blocks_nudge_toward_a_latlon_reference_as_the_globe_to_rounding():
+    ref = latlon_reference(6)  # 30 degree groups: most straddle blocks
+    whole = Relaxation(ref, ["u"], ["u"], 6.0, np.timedelta64(1, "h"), grid(16))
+    x = torch.randn(1, 6, 16, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    want = whole.apply(x.clone(), TIME)
+    got = nudged_on_ranks(whole, 24, 4, x)
+    assert float((got - x).abs().max()) > 0.1  # it nudged
+    torch.testing.assert_close(got, want, rtol=0, atol=1e-12)
