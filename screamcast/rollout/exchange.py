@@ -24,17 +24,21 @@ class Exchange:
 
     def swap(self, send: dict[int, torch.Tensor], recv: dict[int, tuple]) -> dict:
         """Send ``send[q]`` to each rank ``q`` and receive from each ``q`` in ``recv`` a tensor
-        of ``recv[q] = (shape, dtype, device)``; every transfer in flight at once."""
-        out = {q: torch.empty(shape, dtype=t, device=d) for q, (shape, t, d) in recv.items()}
+        of ``recv[q] = (shape, dtype, device)``; every transfer in flight at once. Tensors
+        travel on this exchange's device (NCCL moves device tensors only: a nudging
+        increment's host tensors go through the GPU) and come back on the device asked for."""
+        out = {
+            q: torch.empty(shape, dtype=t, device=self.device) for q, (shape, t, _) in recv.items()
+        }
         requests = [dist.irecv(out[q], src=q) for q in sorted(out)]
         for q in sorted(send):
-            tensor = send[q].contiguous()
+            tensor = send[q].to(self.device).contiguous()
             requests.append(dist.isend(tensor, dst=q))
             self.sent_bytes += tensor.numel() * tensor.element_size()
             self.messages += 1
         for request in requests:
             request.wait()
-        return out
+        return {q: out[q].to(recv[q][2]) for q in out}
 
     def any(self, flag: bool) -> bool:
         """True on every rank when ``flag`` is true on any (a state turned non-finite)."""
