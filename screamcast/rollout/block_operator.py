@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from screamcast.grid.tiling import TileLayout
 from screamcast.halo import _ACCUMULATE, HaloOperator, add_windows
 from screamcast.rollout.exchange_plan import ExchangePlan
 
@@ -27,13 +26,11 @@ class BlockOperator:
     """Gather / crop / adjoint of the tiles of the block ``plan.block``: state ``(C, F, h,
     w)``, tiles ``(F rows cols, C, S, S)``."""
 
-    def __init__(
-        self, layout: TileLayout, plan: ExchangePlan, exchange, device: torch.device | str
-    ):
-        self.op = HaloOperator(layout, device)
-        self.device = torch.device(device)
+    def __init__(self, op: HaloOperator, plan: ExchangePlan, exchange):
+        """``op``: the single-rank operator of the layout (its counts, windows and device)."""
+        self.op, self.device = op, op.device
         self.plan, self.exchange = plan, exchange
-        b, T, H, S = plan.block, layout.tile, layout.halo, layout.size
+        b, T, H, S = plan.block, op.tile, op.halo, op.size
         self.F, self.rows, self.cols = len(b.faces), len(b.rows), len(b.cols)
         self.h, self.w = self.rows * T, self.cols * T
         self.slab = (self.h + 2 * H, self.w + 2 * H)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -112,6 +113,13 @@ class Ownership:
         for r, b in enumerate(self.blocks):
             f, ty, tx = b.faces, b.rows, b.cols
             self.tile_owner[f.start : f.stop, ty.start : ty.stop, tx.start : tx.stop] = r
+
+    @cached_property
+    def ring_pixels(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(face, padded row, padded col)`` of every ring pixel, each ``(R,)``, in the
+        layout's ring order (computed once: every rank's plan reads it)."""
+        P = self.layout.padded
+        return np.unravel_index(self.layout.ring_positions, (6, P, P))
 
     def of_pixels(self, flat: np.ndarray) -> np.ndarray:
         """Owners of flat interior pixels of ``(6, n, n)``."""

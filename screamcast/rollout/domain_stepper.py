@@ -31,7 +31,7 @@ class DomainStepper(GlobalStepper):
         exchange: Exchange,
     ):
         super().__init__(pipeline, layout, static, config)
-        self.block = BlockOperator(layout, plan, exchange, self.device)
+        self.block = BlockOperator(self.op, plan, exchange)  # the stepper's operator
         tiles = torch.as_tensor(plan.block.tiles(layout.tiles_per_side))
         self.static_tiles = self.static_tiles[tiles]  # (F rows cols, K, S, S): only mine
 

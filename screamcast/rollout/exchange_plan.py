@@ -63,7 +63,7 @@ class ExchangePlan:
     def build(cls, layout: TileLayout, rank: int, world: int) -> ExchangePlan:
         own = Ownership(layout, world)
         block = own.blocks[rank]
-        reads = [_reads(layout, b) for b in own.blocks]  # (edge pixels, ring ids) per rank
+        reads = [_reads(layout, own, b) for b in own.blocks]  # (edge pixels, ring ids) per rank
         needs = [_needs(layout, own, r, *reads[r]) for r in range(world)]
         to_local = _Local(layout, own, rank, needs[rank])
         send = {}
@@ -72,12 +72,12 @@ class ExchangePlan:
             if mine.size:
                 send[q] = to_local.own(mine)
         edge, ring = reads[rank]
-        T, H, P = layout.tile, layout.halo, layout.padded
+        T, H = layout.tile, layout.halo
         f0, top, left = block.faces.start, block.rows.start * T, block.cols.start * T
         Sh, Sw = len(block.rows) * T + 2 * H, len(block.cols) * T + 2 * H  # the slab
         f, y, x = np.unravel_index(edge, (6, layout.n, layout.n))
         fill_pos = ((f - f0) * Sh + y + H - top) * Sw + x + H - left
-        rf, ry, rx = np.unravel_index(layout.ring_positions[ring], (6, P, P))
+        rf, ry, rx = (c[ring] for c in own.ring_pixels)
         ring_pos = ((rf - f0) * Sh + ry - top) * Sw + rx - left
         rows, cols = own.covering_tiles(rank, 0), own.covering_tiles(rank, 1)
         origin = (top + H - rows.start * T, left + H - cols.start * T)
@@ -102,10 +102,10 @@ class ExchangePlan:
         return sum(v.size for v in self.send_adjoint.values()) * channels * itemsize
 
 
-def _reads(layout: TileLayout, block: Block) -> tuple[np.ndarray, np.ndarray]:
+def _reads(layout: TileLayout, own: Ownership, block: Block) -> tuple[np.ndarray, np.ndarray]:
     """What a block's slab holds besides its own pixels: the interior pixels around it (flat,
     global) and the ring pixels in its rows and columns (ids into the ring)."""
-    n, T, H, P = layout.n, layout.tile, layout.halo, layout.padded
+    n, T, H = layout.n, layout.tile, layout.halo
     top, bottom = block.rows.start * T, block.rows.stop * T
     left, right = block.cols.start * T, block.cols.stop * T
     y = np.arange(max(top - H, 0), min(bottom + H, n))
@@ -113,7 +113,7 @@ def _reads(layout: TileLayout, block: Block) -> tuple[np.ndarray, np.ndarray]:
     outside = ~(((y >= top) & (y < bottom))[:, None] & ((x >= left) & (x < right))[None, :])
     faces = np.arange(block.faces.start, block.faces.stop)
     edge = ((faces[:, None, None] * n + y[None, :, None]) * n + x[None, None, :])[:, outside]
-    rf, ry, rx = np.unravel_index(layout.ring_positions, (6, P, P))
+    rf, ry, rx = own.ring_pixels
     inside = (rf >= block.faces.start) & (rf < block.faces.stop)
     inside &= (ry >= top) & (ry < bottom + 2 * H) & (rx >= left) & (rx < right + 2 * H)
     return edge.ravel(), np.flatnonzero(inside)
@@ -200,12 +200,12 @@ def _adjoint(layout: TileLayout, own: Ownership, rank: int):
     """The cross-face adjoint's entries, in the single-rank order ``(j, ring pixel)`` over
     ``(k, R)``: each computed by the owner of its ring pixel, added by the owner of its
     source."""
-    n, T, H, P, S = layout.n, layout.tile, layout.halo, layout.padded, layout.size
+    n, T, H, S = layout.n, layout.tile, layout.halo, layout.size
     b = own.blocks[rank]
     rows, cols = own.covering_tiles(rank, 0), own.covering_tiles(rank, 1)
     Ah, Aw = (len(rows) - 1) * T + S, (len(cols) - 1) * T + S  # the accumulator
     f0, top, left = b.faces.start, rows.start * T, cols.start * T
-    rf, ry, rx = np.unravel_index(layout.ring_positions, (6, P, P))
+    rf, ry, rx = own.ring_pixels
     ring_owner = own.of_padded(rf, ry, rx)  # (R,)
     mine_ring = np.flatnonzero(ring_owner == rank)
     fm, ym, xm = rf[mine_ring], ry[mine_ring], rx[mine_ring]

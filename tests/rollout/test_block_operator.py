@@ -50,17 +50,14 @@ class ThreadExchange:
         return tensor.copy_(total)
 
 
-def on_ranks(layout: TileLayout, world: int, x: torch.Tensor, work) -> torch.Tensor:
-    """``work(operator, x_block)`` on every rank's block at once, reassembled to the globe."""
-    shared, barrier = {}, threading.Barrier(world)
-    plans = [ExchangePlan.build(layout, r, world) for r in range(world)]
-    out, errors = {}, []
+def run_ranks(world: int, body) -> None:
+    """``body(rank, exchange)`` for every rank at once, each in a thread; the first error is
+    raised (the others' barriers broken, so no thread waits forever)."""
+    shared, barrier, errors = {}, threading.Barrier(world), []
 
     def rank(r: int) -> None:
         try:
-            b = plans[r].block
-            op = BlockOperator(layout, plans[r], ThreadExchange(r, shared, barrier), "cpu")
-            out[r] = work(op, x[(slice(None), *b.region(layout.tile))])
+            body(r, ThreadExchange(r, shared, barrier))
         except BaseException as err:
             errors.append(err)
             barrier.abort()
@@ -72,10 +69,18 @@ def on_ranks(layout: TileLayout, world: int, x: torch.Tensor, work) -> torch.Ten
         t.join()
     if errors:
         raise errors[0]
-    C = out[0].shape[0]
-    whole = torch.empty(C, 6, layout.n, layout.n)
-    for r, p in enumerate(plans):
-        whole[(slice(None), *p.block.region(layout.tile))] = out[r]
+
+
+def on_ranks(layout: TileLayout, world: int, x: torch.Tensor, work) -> torch.Tensor:
+    """``work(operator, x_block)`` on every rank's block at once, reassembled to the globe."""
+    plans = [ExchangePlan.build(layout, r, world) for r in range(world)]
+    whole = torch.empty(x.shape[0], 6, layout.n, layout.n)
+
+    def body(r: int, exchange: ThreadExchange) -> None:
+        where = (slice(None), *plans[r].block.region(layout.tile))
+        whole[where] = work(BlockOperator(HaloOperator(layout), plans[r], exchange), x[where])
+
+    run_ranks(world, body)
     return whole
 
 

@@ -5,14 +5,12 @@ bicubic increment on 2 x 2 blocks of a face (the reference cells past each block
 corners included) bit for bit; a lat-lon reference, whose groups of cells straddle blocks,
 to float rounding (the group sums added over the ranks). Ranks as threads."""
 
-import threading
-
 import numpy as np
 import torch
 
 from screamcast.rollout.domain import blocks
 from screamcast.rollout.nudging.relaxation import Relaxation
-from tests.rollout.test_block_operator import ThreadExchange
+from tests.rollout.test_block_operator import run_ranks
 from tests.rollout.test_nudging_writer import grid, latlon_reference, reference
 
 TIME = np.datetime64("2020-01-01T03:00")
@@ -20,25 +18,13 @@ TIME = np.datetime64("2020-01-01T03:00")
 
 def nudged_on_ranks(whole: Relaxation, world: int, tile: int, x: torch.Tensor) -> torch.Tensor:
     """Every rank's corrector applied to its block at once; the blocks put back together."""
-    every, shared, barrier = blocks(world, x.shape[-1] // tile), {}, threading.Barrier(world)
-    out, errors = x.clone(), []
+    every, out = blocks(world, x.shape[-1] // tile), x.clone()
 
-    def rank(r: int) -> None:
-        try:
-            part = whole.restrict(r, every, tile, ThreadExchange(r, shared, barrier))
-            where = (slice(None), *every[r].region(tile))
-            out[where] = part.apply(x[where].clone(), TIME)
-        except BaseException as err:
-            errors.append(err)
-            barrier.abort()
+    def body(r: int, exchange) -> None:
+        where = (slice(None), *every[r].region(tile))
+        out[where] = whole.restrict(r, every, tile, exchange).apply(x[where].clone(), TIME)
 
-    threads = [threading.Thread(target=rank, args=(r,)) for r in range(world)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    run_ranks(world, body)
     return out
 
 
