@@ -13,10 +13,12 @@ is not, zarr fails naming ``screamcast.channel_packing``), or when this module i
 float16 keeps 11 significant bits, so the error is at most ``2**-11 |x - offset|`` (half a
 unit in the last place), or ``2**-25 scale`` (float16's smallest step) near the offset.
 Offsets and scales come from the first block written (:func:`choose`): a channel is packed
-about its mean, or about zero when it is non-negative and reaches within 10% of zero
-(humidity, precipitation, cloud: they keep their relative precision, their zeros and their
-sign). Values beyond 1,024 times the first block's spread about the offset are refused at
-write time (:func:`check_range`), naming the channel.
+about its mean, or about zero when it is of one sign (up to rounding noise of a millionth of
+its peak: E3SM writes humidity with a few -1e-12) and reaches within 10% of zero (humidity,
+precipitation, cloud, a downward flux: they keep their relative precision, their zeros and
+their sign). What each channel may lose is budgeted in :mod:`.precision`. Values beyond
+1,024 times the first block's spread about the offset are refused at write time
+(:func:`check_range`), naming the channel.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from zarr.abc.codec import ArrayArrayCodec
 from zarr.core.common import parse_named_configuration
 from zarr.core.dtype import Float16
 from zarr.registry import register_codec
+
+from screamcast.data.precision import sign_definite
 
 NAME = "screamcast.channel_packing"
 HEADROOM = 1024.0  # the first block's spread maps to +-64 of float16's +-65,504
@@ -103,7 +107,8 @@ def unpack(stored: np.ndarray, offset: np.ndarray, scale: np.ndarray) -> np.ndar
 def choose(blocks, axis: int, constant: list | None = None) -> tuple[list[float], list[float]]:
     """``(offsets, scales)`` per channel (``axis``) from the first blocks (an array, or an
     iterable of them, read lazily: a channel is decided by the first block where it varies).
-    About the mean, or about zero for a non-negative channel that reaches within 10% of zero;
+    About the mean, or about zero for a channel of one sign (:func:`sign_definite`) that
+    reaches within 10% of zero;
     the scale puts the block's largest distance from the offset at 1/64 of float16's range.
     A channel constant ``c`` in every block given is packed about ``c`` for deviations up to
     64 |c| (or, for ``c = 0``, values up to 3.9e-3 at full relative precision: a zero field
@@ -124,7 +129,8 @@ def choose(blocks, axis: int, constant: list | None = None) -> tuple[list[float]
             if lo == hi and (np.isnan(seen[c]) or seen[c] == lo):
                 seen[c] = lo
                 continue
-            near_zero = lo >= 0 and lo <= 0.1 * hi
+            peak = max(abs(lo), abs(hi))
+            near_zero = sign_definite(lo, hi) and min(abs(lo), abs(hi)) <= 0.1 * peak
             offsets[c] = 0.0 if near_zero else float(np.float32(v.mean()))
             spread = float(np.abs(v - offsets[c]).max())
             if not np.isnan(seen[c]):  # constant before this block: that value counts too

@@ -26,9 +26,11 @@ from xarray.backends import BackendArray
 from xarray.core import indexing
 
 from screamcast.data import packing as packing_
+from screamcast.data import precision
 
 ATTR = "stacked"
 FIELDS, STATIC = "fields", "static_fields"
+BUDGET = "precision_budget"  # a float16 stack's per-channel error budget (.precision)
 CHANNEL, STATIC_CHANNEL = "channel", "static_channel"  # two sizes, so two dimension names
 
 
@@ -114,17 +116,39 @@ def stack_of(entries: list[list], fields: dict, timed: bool = True) -> np.ndarra
     return stack
 
 
-def write_stack(group, fields: dict, t0: int | None = None) -> None:
+def write_stack(group, fields: dict, t0: int | None = None) -> dict | None:
     """``fields`` (``{variable: array}``) into the group's stack in one write (every shard of
     these times written whole, once): times ``t0 ..`` of ``fields (t, [L,] 6, n, n)``, or with
-    ``t0=None`` the static stack from ``fields (6, n, n)``."""
+    ``t0=None`` the static stack from ``fields (6, n, n)``. Returns a packed stack's error per
+    channel (``{channel: [worst error, share of its budget]}``, :mod:`.precision`), or None."""
     name = STATIC if t0 is None else FIELDS
     entries, array = group.attrs[ATTR][name], group[name]
     stack = stack_of(entries, fields, timed=t0 is not None)
     packed = packing_.of(array)
+    errors = None
     if packed is not None:  # refused before anything is written, naming the channel
-        packing_.check_range(packed, stack, channel_names(entries))
+        names = channel_names(entries)
+        packing_.check_range(packed, stack, names)
+        if t0 is not None and BUDGET in group.attrs:
+            errors = _within_budget(packed, stack, names, group.attrs[BUDGET])
     array[slice(None) if t0 is None else slice(t0, t0 + stack.shape[0])] = stack
+    return errors
+
+
+def _within_budget(packed, stack: np.ndarray, names: list[str], budget: list) -> dict:
+    """``{channel: [worst error, share of its budget]}`` of ``stack (t, C, 6, n, n)`` as the
+    store gives it back; a channel over its budget is refused, naming it."""
+    budgets = precision.from_attrs(budget)
+    back = packing_.round_trip(packed, stack, slice(0, len(names)))
+    report = precision.worst(stack, back, budgets, axis=1)
+    over = precision.over(report, names, budgets)
+    if over:
+        raise packing_.PackingError(
+            f"float16 cannot hold this block within the error budget set by the store's first "
+            f"block (docs/ingest.md): {'; '.join(over)}; the blocks written are kept, but the "
+            "store must be made again as float32 (screamcast-ingest --dtype float32 --overwrite)"
+        )
+    return {n: [r["error"], r["used"]] for n, r in zip(names, report, strict=True)}
 
 
 def as_stored(group, fields: dict) -> dict:

@@ -44,6 +44,7 @@ class Plan:
     block: int  # times per block
     layout: str = "stacked"  # "stacked" (screamcast.data.stacked) or "variables"
     dtype: str = "float32"  # the stack's storage: "float16" packs it (screamcast.data.packing)
+    dtype_given: bool = False  # float16 asked for: a channel over its budget is refused
 
     def blocks(self) -> list[tuple[int, int]]:
         T = len(self.catalogue.times)
@@ -136,7 +137,7 @@ def process(plan: Plan, t0: int, t1: int) -> dict:
     raw = read_times(plan, start, t1)
     fields = transform(plan, raw)
     group = _group(plan)
-    _write(group, {k: v[t0 - start :] for k, v in fields.items()}, t0, t1)
+    errors = _write(group, {k: v[t0 - start :] for k, v in fields.items()}, t0, t1)
     if plan.dtype != "float32":  # the statistics of what the store gives back
         fields = stacked.as_stored(group, fields)
     previous = {k: v[:1] for k, v in fields.items()} if start < t0 else None
@@ -147,6 +148,8 @@ def process(plan: Plan, t0: int, t1: int) -> dict:
         "bytes_read": int(sum(v.size * 4 for v in raw.values())),  # float32 in the files
         "non_finite": non_finite(plan, raw, start, t0, t1),
     }
+    if errors:
+        result["precision"] = errors
     write_marker(plan, t0, result)
     time.sleep(float(os.environ.get("SCREAMCAST_INGEST_SLOW", "0")))  # tests: time to kill it
     return result
@@ -176,15 +179,15 @@ def _group(plan: Plan):
     return zarr.open_group(writable(plan.store, plan.storage_options), mode="r+")
 
 
-def _write(group, fields: dict[str, np.ndarray], t0: int, t1: int) -> None:
+def _write(group, fields: dict[str, np.ndarray], t0: int, t1: int) -> dict | None:
     """The block's times of every output: one write of the stack (every shard of these times
-    written whole, once), or one per variable."""
+    written whole, once), or one per variable; a float16 stack's error per channel."""
     spec = group.attrs.get(stacked.ATTR)
     if spec is None:
         for name, values in fields.items():
             group[name][t0:t1] = values
-        return
-    stacked.write_stack(group, fields, t0)  # (t, C, 6, n, n), times t0 .. t1
+        return None
+    return stacked.write_stack(group, fields, t0)  # (t, C, 6, n, n), times t0 .. t1
 
 
 def marker_path(plan: Plan, t0: int) -> str:

@@ -179,6 +179,7 @@ def _ingest_locked(options: IngestOptions, output: str, here: str) -> dict:
         options.block,
         options.layout,
         storage_dtype(options),
+        options.dtype == "float16",
     )
     if action == "complete":
         return {"blocks": 0, "state": "complete"}
@@ -210,7 +211,32 @@ def _ingest_locked(options: IngestOptions, output: str, here: str) -> dict:
         "mb_read": mb,
         "state": "written" if target == output else "replaced",
     }
+    if plan.layout == "stacked":
+        summary["precision"] = _precision(finished, output, plan.storage_options)
     return summary | ({"non_finite": non_finite} if non_finite else {})
+
+
+def _precision(finished: list[dict], store: str, storage_options: dict | None) -> dict:
+    """``{channel: {dtype, worst_error}}`` of the stack over every block written (the error
+    is None for blocks written before it was recorded); docs/ingest.md."""
+    import zarr
+
+    from screamcast.data import packing, stacked
+    from screamcast.data.remote import writable
+
+    group = zarr.open_group(writable(store, storage_options), mode="r")
+    names = stacked.channel_names(group.attrs[stacked.ATTR][stacked.FIELDS])
+    if packing.of(group[stacked.FIELDS]) is None:
+        return {name: {"dtype": "float32", "worst_error": 0.0} for name in names}
+    worst: dict[str, float | None] = dict.fromkeys(names, 0.0)
+    for result in finished:
+        errors = result.get("precision")
+        for name in names:
+            if errors is None or worst[name] is None:
+                worst[name] = None
+            else:
+                worst[name] = max(worst[name], errors[name][0])
+    return {name: {"dtype": "float16", "worst_error": e} for name, e in worst.items()}
 
 
 def _check_apart(files: list[str], output: str, here: str) -> None:

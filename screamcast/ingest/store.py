@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from screamcast import __version__
-from screamcast.data import stacked
+from screamcast.data import precision, stacked
 from screamcast.data.calendar import encode
+from screamcast.data.packing import PackingError, round_trip
 from screamcast.data.remote import writable
 from screamcast.ingest.blocks import Plan
 
@@ -208,8 +209,12 @@ def _create_fields(group, plan: Plan, coords: dict, T: int, chunk: int, shard: i
         variables.append((name, count, level_dim, cat.attrs.get(src, {})))
     if plan.layout == "stacked":
         spec = stacked.stack_spec(variables)
-        packing = first_block_packing(plan, spec) if plan.dtype == "float16" else None
+        packing, budgets = (
+            first_block_packing(plan, spec) if plan.dtype == "float16" else (None, [])
+        )
         stacked.create_stack(group, spec, T, n, chunk, shard, packing)
+        if packing is not None:  # what each block is checked against when written
+            group.attrs[stacked.BUDGET] = precision.to_attrs(budgets)
     else:
         c = min(chunk, n)
         for name, count, level_dim, attrs_v in variables:
@@ -227,9 +232,11 @@ def _create_fields(group, plan: Plan, coords: dict, T: int, chunk: int, shard: i
 
 
 def first_block_packing(plan: Plan, spec: list[list], scan: int = 8):
-    """The float16 packing of the stack, from the first block's fields (read here once more:
-    every block task, the first included, reads its own times), or from later ones (up to
-    ``scan`` blocks) for channels that are constant in it."""
+    """``(packing, budgets)``: the float16 packing of the stack, from the first block's fields
+    (read here once more: every block task, the first included, reads its own times), or from
+    later ones (up to ``scan`` blocks) for channels that are constant in it; and each channel's
+    error budget (:mod:`screamcast.data.precision`). ``(None, [])`` when the first block cannot
+    meet a budget in float16 (the stack is float32; refused if ``--dtype float16`` was given)."""
     from screamcast.data.packing import choose, codec
     from screamcast.ingest.blocks import read_times, transform
 
@@ -239,6 +246,22 @@ def first_block_packing(plan: Plan, spec: list[list], scan: int = 8):
 
     constant: list[int] = []
     offsets, scales = choose(blocks(), axis=1, constant=constant)
+    packing = codec(offsets, scales, axis=1)
+    first = next(blocks())  # (t, C, 6, n, n)
+    variables = [e[0] for e in spec for _ in range(e[2] - e[1])]  # channel -> its variable
+    budgets = precision.budgets(variables, first, axis=1)
+    names = stacked.channel_names(spec)
+    report = precision.worst(first, round_trip(packing, first, slice(0, len(names))), budgets, 1)
+    over = precision.over(report, names, budgets)
+    if over:
+        listed = "; ".join(over)
+        if plan.dtype_given:
+            raise PackingError(
+                f"{plan.store}: float16 cannot hold these channels within their error budget "
+                f"(docs/ingest.md): {listed}; ingest with --dtype float32"
+            )
+        log.warning("float16 would lose %s: the stack is stored as float32", listed)
+        return None, []
     if constant:
         names = ", ".join(stacked.channel_names(spec)[c] for c in constant)
         log.warning(
@@ -248,7 +271,7 @@ def first_block_packing(plan: Plan, spec: list[list], scan: int = 8):
             names,
             min(scan, len(plan.blocks())),
         )
-    return codec(offsets, scales, axis=1)
+    return packing, budgets
 
 
 def _create_coordinates(group, cat) -> None:

@@ -389,3 +389,34 @@ def test_bad_layout_options_are_refused(eam, tmp_path):
     with pytest.raises(IngestError, match="--shard must be a positive number, got 0"):
         run(eam, tmp_path / "x.zarr", shard=0)
     assert not (tmp_path / "x.zarr").exists()
+
+
+def test_a_channel_float16_cannot_hold_makes_the_stack_float32(eam, tmp_path, caplog):
+    """PS over topography (10% of columns at 50-60 kPa): float16 about its mean errs ~10 Pa,
+    over its 1 Pa budget. By default the stack becomes float32, saying why; with
+    ``--dtype float16`` given, the ingestion is refused naming PS; the summary lists each
+    channel's dtype and worst error (issue 42)."""
+    mountains = []
+    for k, path in enumerate(eam):
+        ds = xr.open_dataset(path).load()
+        ps = ds["PS"].values.copy()  # (time, ncol)
+        ps[:, ::10] = np.random.default_rng(k).uniform(50e3, 60e3, ps[:, ::10].shape)
+        ds["PS"] = (ds["PS"].dims, ps, ds["PS"].attrs)
+        mountains.append(tmp_path / Path(path).name)
+        ds.to_netcdf(mountains[-1])
+    with pytest.raises(packing.PackingError, match=r"PS: max\(\|error\|\) .*budget 1;"):
+        run(mountains, tmp_path / "asked16.zarr", dtype="float16")
+    assert not (tmp_path / "asked16.zarr" / "fields").exists()
+    caplog.set_level("WARNING")
+    summary = run(mountains, tmp_path / "auto.zarr")
+    assert "float16 would lose PS" in caplog.text
+    group = zarr.open_group(tmp_path / "auto.zarr", mode="r")
+    assert packing.of(group["fields"]) is None
+    assert summary["precision"]["PS"] == {"dtype": "float32", "worst_error": 0.0}
+    exact = xr.open_dataset(mountains[0])["PS"].values.astype(np.float32)  # (t, ncol)
+    back = opened(tmp_path / "auto.zarr")["PS"].values[: len(exact)]  # (t, 6, n, n)
+    flat = back.reshape(len(exact), -1)  # (t, 6 n n), columns at ORDER
+    assert (flat[:, ORDER] == exact).all()  # float32: exact
+    f16 = run(eam, tmp_path / "f16.zarr")["precision"]  # without mountains: float16
+    assert f16["PS"]["dtype"] == "float16" and 0 < f16["PS"]["worst_error"] < 1
+    assert all(0 <= v["worst_error"] for v in f16.values()) and "T[0]" in f16
