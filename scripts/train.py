@@ -6,7 +6,9 @@
 A run dir that already holds checkpoints is resumed; ``init_from`` loads weights only.
 """
 
+import sys
+
 from screamcast.cli.train import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from screamcast.cli.guard import guarded
 from screamcast.sources.synthetic import (
     DEMO_REFERENCE_COARSEN,
     write_latlon_reference,
@@ -15,6 +16,7 @@ from screamcast.sources.synthetic import (
 )
 
 
+@guarded
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="screamcast-demo-data", description=__doc__)
     ap.add_argument("output", type=Path, help="the store to write (must not exist)")

@@ -18,6 +18,7 @@ import json
 import shlex
 import sys
 
+from screamcast.cli.guard import guarded
 from screamcast.sources.held_suarez import DycoreConfig, DycoreError
 
 
@@ -66,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+@guarded
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     command = "screamcast-dycore " + " ".join(shlex.quote(x) for x in (argv or sys.argv[1:]))

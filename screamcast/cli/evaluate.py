@@ -10,9 +10,11 @@ import argparse
 import json
 import sys
 
+from screamcast.cli.guard import guarded
 from screamcast.evaluation.evaluate import evaluate
 
 
+@guarded
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="screamcast-evaluate", description=__doc__)
     ap.add_argument("output", help="a rollout output store (local path or s3://)")

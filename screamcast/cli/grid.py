@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from screamcast.cli.guard import guarded
 from screamcast.grid import PhysicsGrid, TileLayout
 
 
@@ -23,6 +24,7 @@ def smooth_field(xyz: np.ndarray) -> np.ndarray:
     return x + 2 * y * z + 0.5 * (3 * z**2 - 1)
 
 
+@guarded
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="screamcast-grid", description=__doc__)
     p.add_argument("--grid", default="ne24pg2", help="E3SM physics grid (default ne24pg2)")

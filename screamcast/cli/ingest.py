@@ -12,6 +12,9 @@ import errno
 import json
 import sys
 
+from screamcast.cli.guard import guarded
+from screamcast.data.credentials import redact
+from screamcast.data.remote import is_s3, s3_message
 from screamcast.ingest.run import IngestOptions, ingest
 from screamcast.ingest.sources import IngestError
 
@@ -65,9 +68,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+@guarded
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
+    storage_options: dict = {}
     try:
+        storage_options = json.loads(a.storage_options)
         options = IngestOptions(
             sources=a.sources,
             output=a.output,
@@ -84,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             scheduler=a.scheduler,
             overwrite=a.overwrite,
             allow_gaps=a.allow_gaps,
-            storage_options=json.loads(a.storage_options),
+            storage_options=storage_options,
             progress=not a.no_progress,
         )
         summary = ingest(options)
@@ -92,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # the disk, the network: what finished is kept
+        worded = s3_message(a.output, storage_options, err) if is_s3(a.output) else None
+        if worded:  # a bucket, credentials or endpoint to fix, not a transient failure
+            print(f"error: {redact(worded, storage_options)}", file=sys.stderr)
+            return 2
         full = err.errno == errno.ENOSPC
         print(
             f"error: {'no space left on the device' if full else type(err).__name__} while "

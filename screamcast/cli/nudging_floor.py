@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from screamcast.cli.guard import guarded
 from screamcast.config.choices import INCREMENTS, TIME_INTERPOLATIONS
 from screamcast.data.calendar import calendar_of
 from screamcast.data.store import open_store
@@ -15,6 +16,7 @@ from screamcast.evaluation.nudging_floor import perfect_model_errors
 from screamcast.rollout.nudging import open_reference
 
 
+@guarded
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="screamcast-nudging-floor", description=__doc__.split("\n\n")[0]

@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from screamcast.cli.guard import guarded
 from screamcast.cli.rollout_flags import FLAG_OF, add_flags
 from screamcast.config.inference import InferenceConfig
 from screamcast.config.strict import ConfigError
@@ -91,6 +92,7 @@ def print_table(metrics: dict, steps: int) -> None:
         print(f"  {var:<12} {cells}")
 
 
+@guarded
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:

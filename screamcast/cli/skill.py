@@ -12,10 +12,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from screamcast.cli.guard import guarded
 from screamcast.cli.hydra_config import compose_train
 from screamcast.train.skill import inner_margin, persistence_and_model_rmse
 
 
+@guarded
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if {"-h", "--help"} & set(argv):

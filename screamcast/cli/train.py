@@ -14,6 +14,7 @@ import hydra
 from omegaconf import DictConfig
 
 from screamcast.checkpoint_io import CheckpointError
+from screamcast.cli.guard import guarded
 from screamcast.cli.hydra_config import CONFIGS
 from screamcast.config import register
 from screamcast.data.remote import StoreError
@@ -44,6 +45,7 @@ def _leave_group() -> None:
         dist.destroy_process_group()
 
 
+@guarded
 def main() -> None:
     register()
     hydra.main(version_base="1.3", config_path=str(CONFIGS), config_name="train")(_run)()

@@ -44,11 +44,11 @@ class StoreError(ValueError):
         super().__init__(f"{message} ({option})" if option else message)
 
 
-def _is_s3(url: str) -> bool:
+def is_s3(url: str) -> bool:
     return str(url).startswith("s3://")
 
 
-def _s3_message(url: str, options: dict, err: BaseException) -> str | None:
+def s3_message(url: str, options: dict, err: BaseException) -> str | None:
     """One clear sentence for the S3 failures a user can fix; None if not recognised."""
     endpoint = options.get("endpoint_url") or "the default AWS endpoint"
     bucket = url[len("s3://") :].split("/", 1)[0]
@@ -155,7 +155,7 @@ def zarr_store(
     options = dict(storage_options or {})
     if "config_kwargs" in options:  # botocore edits the nested dicts in place: not the caller's
         options["config_kwargs"] = copy.deepcopy(options["config_kwargs"])
-    if not _is_s3(url):
+    if not is_s3(url):
         path = Path(url)
         if not path.exists():
             raise StoreError(f"store {url} does not exist")
@@ -184,7 +184,7 @@ def zarr_store(
     except StoreError:
         raise
     except Exception as err:
-        message = _s3_message(url, options, err)
+        message = s3_message(url, options, err)
         if message is None:
             raise
         raise StoreError(message) from err

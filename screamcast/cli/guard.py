@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""What every command does around its work: refuse credentials in URLs, keep secrets out of
+logs, and word S3 failures in one sentence instead of a library's traceback."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+from collections.abc import Callable
+
+from screamcast.data.credentials import CredentialsInURL, redact, refuse
+from screamcast.data.remote import s3_message
+
+_S3_LIBRARIES = ("botocore", "aiobotocore", "s3fs", "obstore", "aiohttp")
+
+
+def _where(args: list[str], i: int) -> tuple[str, str]:
+    """``(flag or key, value)`` of argument ``i``: ``--output URL``, ``--output=URL``,
+    ``key=URL`` or a bare argument."""
+    arg = args[i]
+    if arg.startswith("--") and "=" in arg:
+        flag, value = arg.split("=", 1)
+        return flag, value
+    if "=" in arg and not arg.startswith("-") and "://" not in arg.split("=", 1)[0]:
+        key, value = arg.split("=", 1)
+        return key, value
+    if i > 0 and args[i - 1].startswith("--") and "=" not in args[i - 1]:
+        return args[i - 1], arg
+    return f"argument {i + 1}", arg
+
+
+def _options(args: list[str]) -> dict:
+    """The ``--storage-options`` JSON given (its secrets are redacted), or {}."""
+    for i, arg in enumerate(args):
+        text = arg.split("=", 1)[1] if arg.startswith("--storage-options=") else None
+        if arg == "--storage-options" and i + 1 < len(args):
+            text = args[i + 1]
+        if text:
+            try:
+                value = json.loads(text)
+            except ValueError:
+                return {}
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
+def _redacting(options: dict) -> None:
+    """Every log record's text redacted from here on (handlers are set up later, by Hydra)."""
+    make = logging.getLogRecordFactory()
+    if getattr(make, "screamcast_redacts", False):
+        return
+
+    def factory(*a, **kw):
+        record = make(*a, **kw)
+        text = record.getMessage()
+        clean = redact(text, options)
+        if clean != text:
+            record.msg, record.args = clean, ()
+        return record
+
+    factory.screamcast_redacts = True
+    logging.setLogRecordFactory(factory)
+
+
+def _from_s3(err: BaseException) -> bool:
+    seen: BaseException | None = err
+    while seen is not None:
+        if type(seen).__module__.split(".")[0] in _S3_LIBRARIES:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def guarded(main: Callable[..., int | None]) -> Callable[..., int]:
+    """``main(argv)`` with credentials in any argument refused (exit 2), log records redacted,
+    and S3 failures worded (exit 2); anything else is ``main``'s own to word."""
+
+    @functools.wraps(main)
+    def run(argv: list[str] | None = None) -> int:
+        args = list(sys.argv[1:] if argv is None else argv)
+        options = _options(args)
+        try:
+            for i in range(len(args)):
+                where, value = _where(args, i)
+                refuse(value, where)
+        except CredentialsInURL as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        _redacting(options)
+        try:
+            return main(argv) if argv is not None else main()
+        except Exception as err:
+            if not _from_s3(err):
+                raise
+            url = next((a for a in args if a.startswith("s3://")), "the S3 store")
+            message = s3_message(url, options, err) or f"{url}: {type(err).__name__}: {err}"
+            print(f"error: {redact(message, options)}", file=sys.stderr)
+            return 2
+
+    return run

@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Credentials never travel in a URL, and never reach a message.
+
+``s3://KEY:SECRET@bucket/x.zarr`` would put a secret in shell history, process lists, logs and
+every traceback that prints the URL. A URL with a user part is refused (:func:`refuse`,
+pointing at ``--storage-options`` and the environment), and any text that goes to the user
+passes :func:`redact` first (a URL's user part, and the values of secret storage options).
+"""
+
+from __future__ import annotations
+
+import re
+
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/@\s'\"]+)@")
+SECRET_KEYS = {
+    "key",
+    "secret",
+    "token",
+    "password",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+}
+HOW = (
+    'pass credentials through --storage-options \'{"key": ..., "secret": ...}\' (JSON; '
+    "storage_options in a config) or the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment"
+)
+
+
+class CredentialsInURL(ValueError):
+    """A URL that carries a user or secret: refused before anything is opened."""
+
+
+def secrets_of(options: dict | None) -> list[str]:
+    """The secret values in (nested) storage options, longest first."""
+    found: list[str] = []
+
+    def walk(d) -> None:
+        for k, v in (d or {}).items():
+            if isinstance(v, dict):
+                walk(v)
+            elif str(k).lower() in SECRET_KEYS and isinstance(v, str) and v:
+                found.append(v)
+
+    walk(options if isinstance(options, dict) else {})
+    return sorted(set(found), key=len, reverse=True)
+
+
+def redact(text: str, options: dict | None = None) -> str:
+    """``text`` with every URL's user part as ``***`` and secret option values as ``***``."""
+    out = _USERINFO.sub(lambda m: f"{m['scheme']}***@", str(text))
+    for secret in secrets_of(options):
+        out = out.replace(secret, "***")
+    return out
+
+
+def refuse(url: str, where: str) -> None:
+    """Raise :class:`CredentialsInURL` if ``url`` has a user part (``where``: the flag or key)."""
+    if _USERINFO.search(str(url)):
+        raise CredentialsInURL(
+            f"{where}: {redact(url)} carries credentials in the URL, which would be printed "
+            f"and logged; remove them and {HOW}"
+        )

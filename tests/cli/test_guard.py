@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Every command refuses credentials in URLs, keeps secrets out of what it prints and logs,
+and words S3 failures without a traceback (issue 42)."""
+
+import importlib
+import json
+import logging
+import subprocess
+import sys
+
+import pytest
+
+from screamcast.cli import guard
+from screamcast.data.credentials import redact, refuse
+
+COMMANDS = [
+    "demo_data",
+    "dycore",
+    "evaluate",
+    "grid",
+    "ingest",
+    "nudging_floor",
+    "rollout",
+    "skill",
+    "train",
+]
+SECRET = "wJalrXUtnFEMIK7MDENGbPxRfiCYSECRET"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--output", f"s3://AKIAKEY:{SECRET}@bucket/x.zarr"],
+        [f"--output=s3://AKIAKEY:{SECRET}@bucket/x.zarr"],
+        [f"data.path=s3://AKIAKEY:{SECRET}@bucket/x.zarr"],
+        [f"https://user:{SECRET}@example.org/h.nc"],
+    ],
+)
+def test_every_command_refuses_credentials_in_a_url(command, argv, capsys, monkeypatch):
+    main = importlib.import_module(f"screamcast.cli.{command}").main
+    monkeypatch.setattr(sys, "argv", [command, *argv])
+    assert main() == 2
+    err = capsys.readouterr().err
+    assert SECRET not in err and "AKIAKEY" not in err
+    assert "carries credentials in the URL" in err and "--storage-options" in err
+    flag = argv[0].split("=")[0] if argv[0].startswith(("--", "data.")) else "argument 1"
+    assert err.startswith(f"error: {flag}: ")
+
+
+def test_redact_hides_user_parts_and_secret_options():
+    options = {"key": "AKIAKEY", "client_kwargs": {"aws_session_token": "tok-123"}}
+    text = "s3://u:p@b/x failed with AKIAKEY and tok-123 at http://me:pw@host:9000/"
+    assert redact(text, options) == "s3://***@b/x failed with *** and *** at http://***@host:9000/"
+    refuse("s3://bucket/x.zarr", "--output")  # no user part: fine
+    refuse("/path/with@sign/x.zarr", "--output")  # not a URL's user part
+
+
+def test_log_records_are_redacted_after_the_guard(caplog):
+    guard._redacting({"secret": SECRET})
+    with caplog.at_level(logging.WARNING):
+        logging.getLogger("screamcast.test").warning("reading %s with %s", "s3://a:b@c/d", SECRET)
+    assert caplog.records[-1].getMessage() == "reading s3://***@c/d with ***"
+
+
+@pytest.mark.s3
+def test_s3_failures_are_one_worded_line_without_the_secret(s3, tmp_path):
+    """A missing bucket and refused credentials, through the real CLI on moto."""
+    from screamcast.sources.synthetic_e3sm import write_history
+
+    files = write_history(tmp_path / "h", "eam", files=1)
+    good = s3["options"]
+    cases = {
+        "does not exist": ("s3://no-such-bucket/x.zarr", good),
+        "access denied": ("s3://data/denied.zarr", good | {"secret": SECRET}),
+    }
+    for wording, (url, options) in cases.items():
+        run = subprocess.run(
+            [sys.executable, "-m", "screamcast.ingest", str(files[0]), "--output", url]
+            + ["--workers", "0", "--no-progress", "--storage-options", json.dumps(options)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert run.returncode in (2, 3), run.stderr
+        assert "Traceback" not in run.stderr and SECRET not in run.stderr + run.stdout
+        assert wording in run.stderr, run.stderr
+        assert len(run.stderr.strip().splitlines()) <= 3, run.stderr
