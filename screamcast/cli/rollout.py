@@ -6,7 +6,8 @@
 Settings come from the inference config (:mod:`screamcast.config.inference`): a YAML file
 (``--config``, e.g. ``configs/production/*.yaml``), then ``key=value`` overrides, then flags
 (:mod:`.rollout_flags`), each later one winning. With no arguments it runs the embedded demo
-(:mod:`.demo`). Several ranks: ``torchrun --nproc-per-node 2 ... run_screamcast_nudged.py ...``.
+(:mod:`.demo`). Several ranks: ``torchrun --nproc-per-node 2 -- run_screamcast_nudged.py ...``
+(the ``--`` keeps torchrun from reading ``--start`` as its ``--start-method``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 established path (:mod:`screamcast.cli.rollout`; ``--help`` lists the flags).
 
 With no arguments it runs the embedded demo. Several ranks:
-``torchrun --nproc-per-node 2 scripts/ace/run_screamcast_nudged.py ...``.
+``torchrun --nproc-per-node 2 -- scripts/ace/run_screamcast_nudged.py ...``.
 """
 
 from __future__ import annotations
