@@ -83,7 +83,8 @@ def history(options: HistoryOptions, progress: bool = True) -> dict:
     per_file = _per_file(o)
     total = int(round(o.days * 24.0 / o.output_hours))
     files = -(-total // per_file)
-    state, written, start_day = _resume_or_start(model, o, folder)
+    state, written, start_day, discard_s = _resume_or_start(model, o, folder)
+    discarded = o.discard_days if discard_s > 0 else 0.0  # a resumed run discards nothing
     synth = CellSynthesis(model, *_cell_centres(o.ne))
     grid = PhysicsGrid(o.ne, 2)
     attrs = {
@@ -108,13 +109,19 @@ def history(options: HistoryOptions, progress: bool = True) -> dict:
             folder / STATE
         )
         if progress:
-            rate = (time.perf_counter() - t0) / max(stepped, 1e-9)
-            print(f"{name}: file {f + 1}/{files}, {rate:.2f} s per simulated day", flush=True)
+            rate = (time.perf_counter() - t0 + discard_s) / max(stepped + discarded, 1e-9)
+            print(
+                f"{name}: file {f + 1}/{files}, {rate:.2f} s per simulated day "
+                f"({stepped + discarded:g} days simulated, {discarded:g} of them discarded)",
+                flush=True,
+            )
     seconds = time.perf_counter() - t0
     return {
         "files": files,
         "written": files - written,
-        "seconds_per_day": seconds / max(stepped, 1e-9),
+        "days_recorded": stepped,
+        "days_discarded": discarded,
+        "seconds_per_day": (seconds + discard_s) / max(stepped + discarded, 1e-9),
     }
 
 
@@ -126,7 +133,8 @@ def _per_file(o: HistoryOptions) -> int:
 
 
 def _resume_or_start(model: HeldSuarez, o: HistoryOptions, folder: Path):
-    """``(state, files already written, simulated day of the run's time 0)``."""
+    """``(state, files already written, simulated day of the run's time 0, seconds spent
+    discarding ``discard_days`` here)``."""
     settings = {k: v for k, v in asdict(o).items() if k != "output_dir"}
     # the restart by its bytes: the same file named by another path is the same run
     settings["restart"] = "sha256:" + hashlib.sha256(Path(o.restart).read_bytes()).hexdigest()
@@ -143,14 +151,15 @@ def _resume_or_start(model: HeldSuarez, o: HistoryOptions, folder: Path):
             )
         r = Restart.load(folder / STATE)
         where = json.loads(r.history)
-        return model.from_restart(r), int(where["file"]), float(where["start_day"])
+        return model.from_restart(r), int(where["file"]), float(where["start_day"]), 0.0
     if any(folder.glob("*.nc")):
         raise DycoreError(f"{folder} already holds history files: write to another folder")
     r = Restart.load(o.restart)
     state = model.perturbed(model.from_restart(r), o.seed)
+    t0 = time.perf_counter()
     state = model.advance(state, o.discard_days * 24.0) if o.discard_days else state
     meta.write_text(json.dumps(settings | {"restart_history": r.history}, indent=1))
-    return state, 0, r.day + o.discard_days
+    return state, 0, r.day + o.discard_days, time.perf_counter() - t0
 
 
 def _maybe_save_state(model, state, day, o: HistoryOptions, folder: Path, k: int) -> None:

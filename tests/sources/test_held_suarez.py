@@ -92,7 +92,8 @@ def test_a_killed_history_run_continues_to_the_same_files(tmp_path, monkeypatch)
     cfg = DycoreConfig(truncation=21, levels=4, dt_minutes=30.0)
     run.spinup(restart, 1.0, cfg)
     options = dict(days=2.0, seed=3, discard_days=0.5, file_days=1.0, ne=2, config=cfg)
-    run.history(run.HistoryOptions(str(restart), str(tmp_path / "whole"), **options), False)
+    whole = run.history(run.HistoryOptions(str(restart), str(tmp_path / "whole"), **options), False)
+    assert whole["days_recorded"] == 2.0 and whole["days_discarded"] == 0.5  # 2.5 simulated
     real, calls = eam_history.write_file, []
 
     def dies_on_second(*a, **k):
@@ -108,7 +109,8 @@ def test_a_killed_history_run_continues_to_the_same_files(tmp_path, monkeypatch)
     assert len(list((tmp_path / "k").glob("*.nc"))) == 1
     monkeypatch.chdir(tmp_path)  # the same restart by another path: the same run, continued
     summary = run.history(run.HistoryOptions("r.npz", str(tmp_path / "k"), **options), False)
-    assert summary["written"] == 1
+    assert summary["written"] == 1 and summary["days_discarded"] == 0.0  # discarded before
+    assert summary["days_recorded"] == 1.0
     for a, b in zip(
         sorted((tmp_path / "whole").glob("*.nc")),
         sorted((tmp_path / "k").glob("*.nc")),
