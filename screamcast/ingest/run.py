@@ -203,31 +203,30 @@ def _ingest_locked(options: IngestOptions, output: str, here: str) -> dict:
     st.finish(plan, combine(finished).to_dict(), non_finite)
     if target != output:
         st.publish(target, output, plan.storage_options)
-    mb = sum(r["bytes_read"] for r in results) / 1e6
     summary = {
         "blocks": len(todo),
         "resumed_after": len(plan.blocks()) - len(todo),
         "seconds": elapsed,
-        "mb_read": mb,
+        "mb_read": sum(r["bytes_read"] for r in results) / 1e6,
         "state": "written" if target == output else "replaced",
-    }
-    if plan.layout == "stacked":
-        summary["precision"] = _precision(finished, output, plan.storage_options)
+    } | _precision(finished, output, plan)
     return summary | ({"non_finite": non_finite} if non_finite else {})
 
 
-def _precision(finished: list[dict], store: str, storage_options: dict | None) -> dict:
-    """``{channel: {dtype, worst_error}}`` of the stack over every block written (the error
-    is None for blocks written before it was recorded); docs/ingest.md."""
+def _precision(finished: list[dict], store: str, plan: Plan) -> dict:
+    """``{"precision": {channel: {dtype, worst_error}}}`` of a stack over every block written
+    (the error None for blocks written before it was recorded; docs/ingest.md), or {}."""
+    if plan.layout != "stacked":
+        return {}
     import zarr
 
     from screamcast.data import packing, stacked
     from screamcast.data.remote import writable
 
-    group = zarr.open_group(writable(store, storage_options), mode="r")
+    group = zarr.open_group(writable(store, plan.storage_options), mode="r")
     names = stacked.channel_names(group.attrs[stacked.ATTR][stacked.FIELDS])
     if packing.of(group[stacked.FIELDS]) is None:
-        return {name: {"dtype": "float32", "worst_error": 0.0} for name in names}
+        return {"precision": {name: {"dtype": "float32", "worst_error": 0.0} for name in names}}
     worst: dict[str, float | None] = dict.fromkeys(names, 0.0)
     for result in finished:
         errors = result.get("precision")
@@ -236,7 +235,9 @@ def _precision(finished: list[dict], store: str, storage_options: dict | None) -
                 worst[name] = None
             else:
                 worst[name] = max(worst[name], errors[name][0])
-    return {name: {"dtype": "float16", "worst_error": e} for name, e in worst.items()}
+    return {
+        "precision": {name: {"dtype": "float16", "worst_error": e} for name, e in worst.items()}
+    }
 
 
 def _check_apart(files: list[str], output: str, here: str) -> None:
