@@ -58,6 +58,12 @@ def parser() -> argparse.ArgumentParser:
         help="storage: float16 (the stacked default; packed per channel about the first "
         "block, error <= 2**-11 |x - offset|, docs/data.md) or float32 (exact)",
     )
+    p.add_argument(
+        "--budget",
+        default="",
+        help="float16: the largest error a variable may have, e.g. PS=3,T=0.05 (defaults: PS 1 "
+        "Pa, T 0.1 K, winds 0.1 m/s; docs/ingest.md); a channel over it makes the stack float32",
+    )
     p.add_argument("--pg", type=int, default=2, help="cells per element edge without ne/fv_nphys")
     p.add_argument("--workers", type=int, default=None, help="local Dask workers (0: in-process)")
     p.add_argument("--scheduler", default="", help="run on an existing Dask cluster (address)")
@@ -91,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             overwrite=a.overwrite,
             allow_gaps=a.allow_gaps,
             storage_options=storage_options,
+            budget=budget_of(a.budget),
             progress=not a.no_progress,
         )
         summary = ingest(options)
@@ -112,6 +119,22 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     print(f"{a.output}: {json.dumps(summary)}")
     return 0
+
+
+def budget_of(text: str) -> dict[str, float]:
+    """``--budget PS=3,T=0.05`` as ``{"PS": 3.0, "T": 0.05}``."""
+    out = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise IngestError(
+                f"--budget: {item!r} is not VARIABLE=ERROR (e.g. PS=3,T=0.05)"
+            ) from None
+        if not name.strip() or not out[name.strip()] > 0:
+            raise IngestError(f"--budget: {item!r}: the error must be a positive number")
+    return out
 
 
 if __name__ == "__main__":

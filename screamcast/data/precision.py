@@ -48,15 +48,17 @@ def sign_definite(lo: float, hi: float) -> bool:
     return peak > 0 and (lo >= -FLOOR * peak or hi <= FLOOR * peak)
 
 
-def budget_of(variable: str, values: np.ndarray) -> Budget:
-    """The budget of one channel of ``variable`` from its first block's ``values``."""
+def budget_of(variable: str, values: np.ndarray, absolute: dict | None = None) -> Budget:
+    """The budget of one channel of ``variable`` from its first block's ``values``;
+    ``absolute``: budgets by variable name that replace or add to :data:`ABSOLUTE`."""
     v = values[np.isfinite(values)]
     if v.size == 0:
         return Budget(absolute=np.inf)
     lo, hi = float(v.min()), float(v.max())
     zeros = bool((v == 0).any())
-    if variable.lower() in ABSOLUTE:
-        return Budget(absolute=ABSOLUTE[variable.lower()], zeros=zeros)
+    by_name = ABSOLUTE | {k.lower(): float(v) for k, v in (absolute or {}).items()}
+    if variable.lower() in by_name:
+        return Budget(absolute=by_name[variable.lower()], zeros=zeros)
     if sign_definite(lo, hi):
         peak = max(abs(lo), abs(hi))
         return Budget(absolute=RELATIVE * FLOOR * peak, relative=RELATIVE, zeros=zeros)
@@ -64,11 +66,14 @@ def budget_of(variable: str, values: np.ndarray) -> Budget:
     return Budget(absolute=RELATIVE * spread if spread else np.inf, zeros=zeros)
 
 
-def budgets(variables: list[str], block: np.ndarray, axis: int) -> list[Budget]:
-    """One budget per channel (``axis`` of ``block``); ``variables[c]``: channel c's variable."""
+def budgets(
+    variables: list[str], block: np.ndarray, axis: int, absolute: dict | None = None
+) -> list[Budget]:
+    """One budget per channel (``axis`` of ``block``); ``variables[c]``: channel c's variable;
+    ``absolute``: the user's budgets by variable (``--budget PS=3``)."""
     x = np.moveaxis(np.asarray(block, np.float64), axis, 0)
     x = x.reshape(x.shape[0], -1)  # (C, points)
-    return [budget_of(name, row) for name, row in zip(variables, x, strict=True)]
+    return [budget_of(name, row, absolute) for name, row in zip(variables, x, strict=True)]
 
 
 def worst(x: np.ndarray, back: np.ndarray, budgets_: list[Budget], axis: int) -> list[dict]:

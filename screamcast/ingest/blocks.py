@@ -45,6 +45,7 @@ class Plan:
     layout: str = "stacked"  # "stacked" (screamcast.data.stacked) or "variables"
     dtype: str = "float32"  # the stack's storage: "float16" packs it (screamcast.data.packing)
     dtype_given: bool = False  # float16 asked for: a channel over its budget is refused
+    budget: dict | None = None  # absolute float16 error budgets by variable (--budget)
 
     def blocks(self) -> list[tuple[int, int]]:
         T = len(self.catalogue.times)

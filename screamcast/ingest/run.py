@@ -46,6 +46,7 @@ class IngestOptions:
     overwrite: bool = False
     allow_gaps: bool = False
     storage_options: dict = field(default_factory=dict)
+    budget: dict = field(default_factory=dict)  # float16 error by variable: {"PS": 3.0}
     progress: bool = True
 
 
@@ -180,6 +181,7 @@ def _ingest_locked(options: IngestOptions, output: str, here: str) -> dict:
         options.layout,
         storage_dtype(options),
         options.dtype == "float16",
+        options.budget,
     )
     if action == "complete":
         return {"blocks": 0, "state": "complete"}

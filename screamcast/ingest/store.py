@@ -249,7 +249,7 @@ def first_block_packing(plan: Plan, spec: list[list], scan: int = 8):
     packing = codec(offsets, scales, axis=1)
     first = next(blocks())  # (t, C, 6, n, n)
     variables = [e[0] for e in spec for _ in range(e[2] - e[1])]  # channel -> its variable
-    budgets = precision.budgets(variables, first, axis=1)
+    budgets = precision.budgets(variables, first, axis=1, absolute=plan.budget)
     names = stacked.channel_names(spec)
     report = precision.worst(first, round_trip(packing, first, slice(0, len(names))), budgets, 1)
     over = precision.over(report, names, budgets)

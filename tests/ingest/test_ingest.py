@@ -420,3 +420,14 @@ def test_a_channel_float16_cannot_hold_makes_the_stack_float32(eam, tmp_path, ca
     f16 = run(eam, tmp_path / "f16.zarr")["precision"]  # without mountains: float16
     assert f16["PS"]["dtype"] == "float16" and 0 < f16["PS"]["worst_error"] < 1
     assert all(0 <= v["worst_error"] for v in f16.values()) and "T[0]" in f16
+    lenient = run(mountains, tmp_path / "lenient.zarr", budget={"PS": 20.0})["precision"]
+    assert lenient["PS"]["dtype"] == "float16" and 1 < lenient["PS"]["worst_error"] < 20
+
+
+def test_budget_flag_is_parsed_and_refused_when_malformed(capsys):
+    from screamcast.cli.ingest import budget_of, main
+
+    assert budget_of("PS=3,T=0.05") == {"PS": 3.0, "T": 0.05} and budget_of("") == {}
+    for bad in ("PS", "PS=x", "PS=-1", "=3"):
+        assert main(["h.nc", "--output", "o.zarr", "--budget", bad]) == 2
+        assert f"--budget: '{bad}'" in capsys.readouterr().err
