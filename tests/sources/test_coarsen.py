@@ -43,3 +43,16 @@ def test_bad_requests_are_refused(store, tmp_path):
     (tmp_path / "exists.zarr").mkdir()
     with pytest.raises(StoreError, match="exists: choose another path"):
         coarsen_store(str(store), tmp_path / "exists.zarr", ne=2)
+
+
+@pytest.mark.parametrize("block", [1, 3])
+def test_several_blocks_equal_one_block(store, tmp_path, block):
+    """Every block after the first starts at its own time (issue 42: a wrong offset there went
+    unseen with one block): blocks of 1 and 3 coarse times, every=2, equal one block."""
+    one = open_store(coarsen_store(str(store), tmp_path / "one.zarr", ne=2, every=2), None, [])
+    many = coarsen_store(str(store), tmp_path / "many.zarr", ne=2, every=2, block=block)
+    many = open_store(many, None, [])
+    np.testing.assert_array_equal(many["time"].values, one["time"].values)
+    assert many.sizes["time"] == 4
+    for v in ("T", "PS", "U", "PRECT"):  # (time, [layer,] face, y, x)
+        np.testing.assert_array_equal(many[v].values, one[v].values)
