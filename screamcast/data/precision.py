@@ -13,7 +13,8 @@ most fields, not for all. A channel's budget is what its users need back:
 - ``2**-10`` of the first block's spread about its mean for any other channel;
 - and exact zeros: a channel whose first block holds exact zeros gets them back exactly.
 
-The ingestion checks each block's round trip against its budget (:func:`check`); a channel
+The ingestion checks each block's round trip against its budget (:func:`worst`, from
+``screamcast.data.stacked.write_stack``); a channel
 whose first block cannot meet it makes the store float32 (or, with ``--dtype float16`` given,
 is refused). The worst error per channel goes into the ingestion's summary.
 """

@@ -229,14 +229,9 @@ def _precision(finished: list[dict], store: str, plan: Plan) -> dict:
     names = stacked.channel_names(group.attrs[stacked.ATTR][stacked.FIELDS])
     if packing.of(group[stacked.FIELDS]) is None:
         return {"precision": {name: {"dtype": "float32", "worst_error": 0.0} for name in names}}
-    worst: dict[str, float | None] = dict.fromkeys(names, 0.0)
-    for result in finished:
-        errors = result.get("precision")
-        for name in names:
-            if errors is None or worst[name] is None:
-                worst[name] = None
-            else:
-                worst[name] = max(worst[name], errors[name][0])
+    recorded = [r["precision"] for r in finished if "precision" in r]
+    whole = len(recorded) == len(finished)  # else blocks from before it was recorded
+    worst = {n: max((e[n][0] for e in recorded), default=0.0) if whole else None for n in names}
     return {
         "precision": {name: {"dtype": "float16", "worst_error": e} for name, e in worst.items()}
     }

@@ -11,6 +11,7 @@ its own unfinished store and continues it; any other existing store is left alon
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from pathlib import Path
@@ -240,14 +241,15 @@ def first_block_packing(plan: Plan, spec: list[list], scan: int = 8):
     from screamcast.data.packing import choose, codec
     from screamcast.ingest.blocks import read_times, transform
 
-    def blocks():  # (t, C, 6, n, n) in the stack's channel order
-        for t0, t1 in plan.blocks()[:scan]:
-            yield stacked.stack_of(spec, transform(plan, read_times(plan, t0, t1)))
+    def read(t0: int, t1: int) -> np.ndarray:  # (t, C, 6, n, n) in the stack's channel order
+        return stacked.stack_of(spec, transform(plan, read_times(plan, t0, t1)))
+
+    first = read(*plan.blocks()[0])  # read once: for the packing and for the budgets
 
     constant: list[int] = []
-    offsets, scales = choose(blocks(), axis=1, constant=constant)
+    later = (read(t0, t1) for t0, t1 in plan.blocks()[1:scan])
+    offsets, scales = choose(itertools.chain([first], later), axis=1, constant=constant)
     packing = codec(offsets, scales, axis=1)
-    first = next(blocks())  # (t, C, 6, n, n)
     variables = [e[0] for e in spec for _ in range(e[2] - e[1])]  # channel -> its variable
     budgets = precision.budgets(variables, first, axis=1, absolute=plan.budget)
     names = stacked.channel_names(spec)

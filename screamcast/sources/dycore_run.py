@@ -84,7 +84,7 @@ def history(options: HistoryOptions, progress: bool = True) -> dict:
     total = int(round(o.days * 24.0 / o.output_hours))
     files = -(-total // per_file)
     state, written, start_day, discard_s = _resume_or_start(model, o, folder)
-    discarded = o.discard_days if discard_s > 0 else 0.0  # a resumed run discards nothing
+    discarded = o.discard_days if written == 0 else 0.0  # a resumed run discards nothing
     synth = CellSynthesis(model, *_cell_centres(o.ne))
     grid = PhysicsGrid(o.ne, 2)
     attrs = {
