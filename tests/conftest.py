@@ -36,6 +36,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.fixture
+def refusing_port():
+    """A loopback port that refuses connections for the whole test: bound, never listening.
+    A port merely found free can be taken by another worker's moto server before the test
+    connects (CI saw 'access denied' from one instead of 'does not answer')."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield s.getsockname()[1]
+
+
 @pytest.fixture(scope="session")
 def small_store(tmp_path_factory):
     """n=8, 5 times, one chunk per face: small enough to upload to moto in a second or two."""

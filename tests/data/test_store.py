@@ -10,7 +10,6 @@ import xarray as xr
 from screamcast.data import remote
 from screamcast.data import store as st
 from screamcast.grid import CubedSphereGrid, PhysicsGrid
-from tests.conftest import free_port
 
 VARS = ["u", "v", "tracer"]
 
@@ -208,10 +207,10 @@ def test_s3_errors_are_clear(s3, url, change, message):
 
 
 @pytest.mark.s3
-def test_s3_endpoint_that_does_not_answer(s3):
+def test_s3_endpoint_that_does_not_answer(s3, refusing_port):
     """Refused connections are retried (botocore's attempts, then ours), then named. Two
     botocore attempts here, not the four of production, whose backoff takes seconds."""
-    options = s3["options"] | {"endpoint_url": f"http://127.0.0.1:{free_port()}"}
+    options = s3["options"] | {"endpoint_url": f"http://127.0.0.1:{refusing_port}"}
     options["config_kwargs"] = {"retries": {"mode": "standard", "max_attempts": 2}}
     with pytest.raises(st.StoreError, match="endpoint http://127.0.0.1:\\d+ does not answer"):
         st.open_store(s3["url"], options, retries=1)
