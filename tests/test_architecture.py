@@ -16,6 +16,7 @@ LAYERS = [
     {"data"},
     {"sources", "ingest"},
     {"model", "checkpoint_io", "checkpoint_format"},
+    {"step"},
     {"train", "rollout"},
     {"evaluation"},
     {"cli"},

@@ -11,7 +11,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from screamcast.config.choices import INCREMENTS, PARTIAL, PRECISIONS, TIME_INTERPOLATIONS, WINDOWS
+from screamcast.config.choices import (
+    GUARD_ACTIONS,
+    INCREMENTS,
+    PARTIAL,
+    PRECISIONS,
+    TIME_INTERPOLATIONS,
+    WINDOWS,
+)
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,14 @@ FLAGS = (
         "replace an existing rollout output (only one this script wrote), kept until the new "
         "one is complete",
         "true",
+    ),
+    Flag(
+        "--guard",
+        "guard.action",
+        "a step whose global mean, spread or extremes leave the training statistics' bounds "
+        "(guard.* keys) stops the run (default), warns, or is let through (off: only a "
+        "non-finite state stops it)",
+        choices=GUARD_ACTIONS,
     ),
     Flag("--no-progress", "output.progress", "no progress bar", "false"),
 )

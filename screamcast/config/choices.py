@@ -8,3 +8,4 @@ PRECISIONS = ("auto", "bf16", "fp32")  # the network's arithmetic in the rollout
 INCREMENTS = ("bicubic", "bilinear", "block")  # a coarser cube reference's increment
 TIME_INTERPOLATIONS = ("cubic", "linear")  # a nudging reference between its samples
 PARTIAL = ("nudge", "refuse")  # a regional nudging reference
+GUARD_ACTIONS = ("stop", "warn", "off")  # the rollout guard (screamcast.rollout.guard)

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from screamcast.config import strict
-from screamcast.config.choices import INCREMENTS, PARTIAL, PRECISIONS, TIME_INTERPOLATIONS, WINDOWS
+from screamcast.config.choices import (
+    GUARD_ACTIONS,
+    INCREMENTS,
+    PARTIAL,
+    PRECISIONS,
+    TIME_INTERPOLATIONS,
+    WINDOWS,
+)
 from screamcast.config.strict import ConfigError
 
 
@@ -97,6 +104,9 @@ class StepperSection:
     device: str = "cpu"
     precision: str = "auto"  # the network's: auto (bf16 on CUDA), bf16 or fp32
     channels_last: bool = True  # the network's convolutions in NHWC
+    # the step's correctors ({type, config} each: screamcast/step/correctors.py); null: the
+    # checkpoint's (what training applied), [] for none
+    correctors: list[dict] | None = None
 
     @property
     def window(self) -> str:
@@ -116,6 +126,17 @@ class NudgingSection:
     time: str = "cubic"  # the reference between its samples: cubic or linear
     variables: list[str] = field(default_factory=list)  # default: u, v, temperature
     partial_reference: str = "nudge"  # a regional reference: nudge inside it, or refuse
+
+
+@dataclass
+class GuardSection:
+    """The stop for a run that leaves physics (screamcast/rollout/guard.py): every step, each
+    channel's global mean, spread and extremes against the checkpoint's training statistics."""
+
+    action: str = "stop"  # stop, warn (once per channel and test) or off (non-finite stops)
+    mean_sigmas: float = 2.0  # |global mean - training mean| <= this x training std
+    spread_factor: float = 3.0  # spread (the std over the globe) <= this x training std
+    extreme_sigmas: float = 10.0  # every |value - training mean| <= this x training std
 
 
 @dataclass
@@ -141,6 +162,7 @@ class InferenceConfig:
     stores: StoresSection = field(default_factory=StoresSection)
     stepper: StepperSection = field(default_factory=StepperSection)
     nudging: NudgingSection = field(default_factory=NudgingSection)
+    guard: GuardSection = field(default_factory=GuardSection)
     output: OutputSection = field(default_factory=OutputSection)
     scoring: ScoringSection = field(default_factory=ScoringSection)
 
@@ -186,6 +208,11 @@ class InferenceConfig:
         _choice("nudging.increment", n.increment, INCREMENTS)
         _choice("nudging.time", n.time, TIME_INTERPOLATIONS)
         _choice("nudging.partial_reference", n.partial_reference, PARTIAL)
+        _choice("guard.action", self.guard.action, GUARD_ACTIONS)
+        for key in ("mean_sigmas", "spread_factor", "extreme_sigmas"):
+            if not getattr(self.guard, key) > 0:
+                raise ConfigError(f"{{guard.{key}}} must be positive", f"guard.{key}")
+
         if o.steps < 1:
             raise ConfigError(f"{{output.steps}} must be >= 1, got {o.steps}", "output.steps")
         if s.batch_size < 1:

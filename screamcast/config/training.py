@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
@@ -94,6 +95,20 @@ class SchedulerConfig:
 
 
 @dataclass
+class GlobalUnrollConfig:
+    """Training through the global step (``unroll=global``: screamcast/train/global_unroll.py)."""
+
+    cubes: int = 1  # whole cubes per rank and optimizer step
+    checkpoint: bool = True  # recompute each step in the backward pass (memory: one state a step)
+    reassembly: str = "intra-face"  # the rollout's: crop, intra-face or cross-face
+    window: str = "cosine"  # the overlap-add's tile window
+    valid_samples: int = 8  # validation cubes, spread evenly over data.valid_range
+
+
+UNROLLS = ("crop_truth_ring", "crop_own_ring", "global")
+
+
+@dataclass
 class TrainConfig:
     data: DataConfig = field(default_factory=DataConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -104,6 +119,16 @@ class TrainConfig:
     init_from: str | None = None
     steps: int = 1000
     rollout_steps: int = 1
+    # how each next input of a multi-step unroll is made: crop_truth_ring (a crop whose halo
+    # ring is reset to the truth, as neighbouring tiles would supply it), crop_own_ring (the
+    # crop's own prediction everywhere), global (whole cubes through the rollout's step:
+    # gather, reassembly and correctors; halos the model's own, across cube edges too)
+    unroll: str = "crop_truth_ring"
+    lead_weights: list[float] = field(default_factory=list)  # per step of the unroll; [] = 1 each
+    global_unroll: GlobalUnrollConfig = field(default_factory=GlobalUnrollConfig)
+    # the step's correctors, {type: NAME, config: {...}} each (screamcast/step/correctors.py):
+    # applied by unroll=global and recorded in the checkpoint, so the rollout applies them too
+    correctors: list[Any] = field(default_factory=list)
     # the training loss, registered by name (screamcast.train.losses) or given as module:name
     loss: str = "area_weighted_mse"
     checkpoint_every: int = 100

@@ -33,7 +33,7 @@ class DomainStepper(GlobalStepper):
         super().__init__(pipeline, layout, static, config)
         self.block = BlockOperator(self.op, plan, exchange)  # the stepper's operator
         tiles = torch.as_tensor(plan.block.tiles(layout.tiles_per_side))
-        self.static_tiles = self.static_tiles[tiles]  # (F rows cols, K, S, S): only mine
+        self.inputs = self.inputs.select(tiles)  # (F rows cols, K, S, S): only mine
 
     @torch.no_grad()
     def predict_tiles(self, x: torch.Tensor, t0, t1) -> torch.Tensor:

@@ -54,5 +54,12 @@ class Exchange:
         self.sent_bytes += on.numel() * on.element_size()
         return tensor.copy_(on)
 
+    def max_(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor``'s element-wise maximum over the ranks, in place (the guard's extremes)."""
+        on = tensor.to(self.device)
+        dist.all_reduce(on, op=dist.ReduceOp.MAX)
+        self.sent_bytes += on.numel() * on.element_size()
+        return tensor.copy_(on)
+
     def barrier(self) -> None:
         dist.barrier()

@@ -23,14 +23,15 @@ import torch
 
 from screamcast.data.calendar import seconds
 from screamcast.file_lock import FileLock
-from screamcast.model import constraints
 from screamcast.replace_dir import publish
 from screamcast.rollout import output as out
+from screamcast.rollout.advance import GuardStop, advance
 from screamcast.rollout.domain import blocks, chunk_shape
 from screamcast.rollout.domain_stepper import DomainStepper
 from screamcast.rollout.exchange import Exchange
 from screamcast.rollout.exchange_plan import ExchangePlan
 from screamcast.rollout.plan import RolloutError, RolloutPlan
+from screamcast.rollout.rollout_step import build_guard, build_step
 from screamcast.rollout.stepper import StepperConfig
 from screamcast.rollout.writer import RolloutWriter
 
@@ -162,23 +163,26 @@ def _steps(plan, xplan, exchange: Exchange, layout, initial, device) -> tuple[di
     else:
         _write_initial(plan, writer, exchange, initial)
         k0, x = 0, torch.as_tensor(initial[: len(plan.prog)])
+    nudging = _corrector(plan, xplan, exchange, layout)
     stepper = _stepper(plan, layout, xplan, exchange, device)
-    corrector = _corrector(plan, xplan, exchange, layout)
-    steps, C, times = plan.config.output.steps, len(plan.prog), plan.out_times
+    step = build_step(plan, stepper, nudging, region, exchange)
+    guard = build_guard(plan, region, exchange)
+    steps, times = plan.config.output.steps, plan.out_times
+
+    def emit(k: int, y: torch.Tensor) -> None:
+        _commit_previous(writer, exchange, rank, k - 1)  # step k - 1: every rank's is on disk
+        writer.append(times[k], y.numpy())
+
     exchange.reset()
     t_wall = time.perf_counter()
     try:
-        for k in range(k0, steps):
-            y = stepper.step(x, times[k], times[k + 1]).cpu()  # (C + D, F, h, w)
-            x = y[:C].clone()
-            if corrector is not None:
-                corrector.apply(x, times[k + 1])
-            y = torch.cat([x, y[C:]]) if plan.diag else x
-            constraints.clamp_(y[None], stepper.bounded)
-            _check_state(y, plan, k + 1, exchange)
-            _commit_previous(writer, exchange, rank, k)  # step k: every rank's is on disk
-            writer.append(times[k + 1], y.numpy())
+        advance(step, guard, x, times, range(k0, steps), emit)
         _commit_previous(writer, exchange, rank, steps)
+    except GuardStop as stop:  # every rank saw the same trip (the guard reduces first)
+        _commit_previous(writer, exchange, rank, stop.trip.step - 1)
+        if rank == 0:
+            writer.note_stop(stop.trip.record())
+        raise RolloutError(stop.trip.message(plan.output)) from None
     finally:
         writer.close_quietly()
     hours = (steps - k0) * seconds(plan.dt) / 3600.0
@@ -198,18 +202,3 @@ def _commit_previous(writer: RolloutWriter, exchange: Exchange, rank: int, k: in
     exchange.barrier()
     if rank == 0:
         writer.commit(k)
-
-
-def _check_state(y: torch.Tensor, plan: RolloutPlan, k: int, exchange: Exchange) -> None:
-    """Stop every rank when any rank's state turned NaN/Inf (the rank that saw it names it)."""
-    finite = torch.isfinite(y).flatten(1).all(dim=1)  # (V,)
-    bad = not bool(finite.all())
-    if not exchange.any(bad):
-        return
-    names = plan.prog + plan.diag
-    what = ", ".join(names[i] for i in torch.nonzero(~finite).flatten().tolist())
-    what = what or "another rank's block"
-    raise RolloutError(
-        f"the state turned non-finite at step {k} ({plan.out_times[k]}) in {what}: stopped; "
-        f"{plan.output} keeps the steps before it"
-    )

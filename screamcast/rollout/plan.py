@@ -10,6 +10,7 @@ start time, reference coverage and values, the initial condition's values, the o
 from __future__ import annotations
 
 import datetime
+import json
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ from screamcast.data.store import (
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.rollout import output as out
 from screamcast.rollout.nudging import Corrector, CorrectorContext, build_corrector, open_reference
+from screamcast.rollout.rollout_step import effective_correctors
 from screamcast.rollout.stepper import Reassembly, resolve_precision
 
 # attrs the plan derives (not settings as given) that a resume must match; with the config's
@@ -70,6 +72,7 @@ DERIVED_RESUME_ATTRS = (
     "nudge_method",
     "precision",
     "memory_format",
+    "correctors",
 )
 
 
@@ -103,6 +106,11 @@ class RolloutPlan:
     levels: dict = field(default_factory=dict)  # 3-D variables' {var: (dim, values, attrs)}
     climatology: np.ndarray | None = None  # (P + D, 6, n, n) time means, with --climatology
     start_index: int = 0  # the initial condition's time index in ``ds``
+
+    @property
+    def correctors(self) -> list[dict]:
+        """The step's correctors: the config's, or those the checkpoint was trained with."""
+        return json.loads(self.attrs["correctors"])
 
     def initial_state(self, region: tuple[slice, ...] | None = None) -> np.ndarray:
         """The state at the start, ``(P + D, 6, n, n)``, or on one rank's ``region`` (faces,
@@ -265,6 +273,7 @@ def _attrs(c: InferenceConfig, desc, sha256: str, out_times, dt, corrector) -> d
         "memory_format": "channels_last" if s.channels_last else "contiguous",
         "nudging": int(corrector is not None),
         "reference": given["reference"],
+        "correctors": json.dumps(effective_correctors(c, desc.config)),
         "command": " ".join(sys.argv),
         "Conventions": "CF-1.8",
     }

@@ -23,12 +23,14 @@ from screamcast.config.inference import InferenceConfig
 from screamcast.data.calendar import DECODER, seconds
 from screamcast.data.channels import each_step
 from screamcast.file_lock import FileLock
-from screamcast.model import constraints
 from screamcast.replace_dir import publish
 from screamcast.rollout import output as out
+from screamcast.rollout.advance import GuardStop, advance
 from screamcast.rollout.plan import RolloutError, RolloutPlan, plan_rollout
+from screamcast.rollout.rollout_step import build_guard, build_step, check_correctors
 from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 from screamcast.rollout.writer import RolloutWriter
+from screamcast.step.correctors import CorrectorConfigError
 
 __all__ = ["RolloutError", "run_rollout"]
 
@@ -44,6 +46,12 @@ def run_rollout(
     requirements of the checkpoint came from, for messages."""
     several = int(os.environ.get("WORLD_SIZE", "1")) > 1  # each rank reads its own block
     plan = plan_rollout(config, source, read_initial=not several)
+    try:
+        check_correctors(plan)
+    except CorrectorConfigError as err:
+        if plan.corrector is not None:
+            plan.corrector.close()
+        raise RolloutError(f"{err} (checkpoint {config.checkpoint.path})") from None
     summary = {"output": str(plan.output), "steps": config.output.steps, "attrs": plan.attrs}
     scores = None
     try:
@@ -128,43 +136,31 @@ def _stepper(plan: RolloutPlan, device: str) -> GlobalStepper:
 
 def _steps(plan: RolloutPlan, writer: RolloutWriter, device: str, scores=None) -> None:
     """Step from the last complete step (or the start) to the end."""
-    steps, C = plan.config.output.steps, len(plan.prog)
+    steps = plan.config.output.steps
     k0, x = _start(plan, writer, scores)
-    stepper = _stepper(plan, device)
+    step = build_step(plan, _stepper(plan, device), plan.corrector)
     bar = _bar(plan.config, k0)
     t_wall, times = time.perf_counter(), plan.out_times
+
+    def emit(k: int, y: torch.Tensor) -> None:
+        writer.append(times[k], y.numpy())  # written while the next step runs
+        if scores is not None:
+            scores.record(k, times[k], y.numpy())
+        if bar is not None:
+            bar.update(1)
+            hours = (k - k0) * seconds(plan.dt) / 3600.0
+            bar.set_postfix(sim_h_per_wall_s=f"{hours / (time.perf_counter() - t_wall):.1f}")
+
     try:
-        for k in range(k0, steps):
-            y = stepper.step(x, times[k], times[k + 1]).cpu()  # (C + D, 6, n, n)
-            x = y[:C].clone()
-            if plan.corrector is not None:
-                plan.corrector.apply(x, times[k + 1])
-            y = torch.cat([x, y[C:]]) if plan.diag else x
-            constraints.clamp_(y[None], stepper.bounded)  # after the correction too
-            _check_state(y, plan.prog + plan.diag, k + 1, times[k + 1], plan.output)
-            writer.append(times[k + 1], y.numpy())  # written while the next step runs
-            if scores is not None:
-                scores.record(k + 1, times[k + 1], y.numpy())
-            if bar is not None:
-                bar.update(1)
-                hours = (k + 1 - k0) * seconds(plan.dt) / 3600.0
-                bar.set_postfix(sim_h_per_wall_s=f"{hours / (time.perf_counter() - t_wall):.1f}")
+        advance(step, build_guard(plan), x, times, range(k0, steps), emit)
+    except GuardStop as stop:
+        writer.flush()
+        writer.note_stop(stop.trip.record())
+        raise RolloutError(stop.trip.message(plan.output)) from None
     finally:
         writer.close()
         if bar is not None:
             bar.close()
-
-
-def _check_state(y: torch.Tensor, names: list[str], k: int, t, output) -> None:
-    """Stop a rollout whose state turned NaN/Inf (an unstable model, a bad reference value)."""
-    finite = torch.isfinite(y).flatten(1).all(dim=1)  # (V,)
-    if bool(finite.all()):
-        return
-    bad = [names[i] for i in torch.nonzero(~finite).flatten().tolist()]
-    raise RolloutError(
-        f"the state turned non-finite at step {k} ({t}) in {', '.join(bad)}: stopped; "
-        f"{output} keeps the steps before it"
-    )
 
 
 def _ranks(device: str) -> tuple[int, int, str]:

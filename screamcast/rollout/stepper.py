@@ -12,22 +12,16 @@ globe by faces instead (:class:`~screamcast.rollout.domain_stepper.DomainStepper
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 import numpy as np
 import torch
 
 from screamcast.config.choices import PRECISIONS
-from screamcast.data.forcing import (
-    cos_zenith_from_terms,
-    extended_position_features,
-    hour_angle_from_terms,
-    solar_terms,
-)
-from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import Pipeline
+from screamcast.step.reassembly import Reassembly
+from screamcast.step.tile_inputs import TileInputs
 
 
 def resolve_precision(precision: str, device: torch.device | str) -> str:
@@ -45,31 +39,6 @@ def inference_network(pipeline: Pipeline, device: torch.device, channels_last: b
     want; inference on CPU is faster with it too (measured in docs/rollout.md)."""
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     return pipeline.to(device, memory_format=fmt).eval()
-
-
-class Reassembly(str, Enum):
-    """How a step's tile predictions become the global state."""
-
-    CROP = "crop"  # each tile's centre, halo predictions unused
-    INTRA_FACE = "intra-face"  # normalised overlap-add of every prediction inside each face
-    CROSS_FACE = "cross-face"  # ... and of the halo predictions across cube edges (KNN^T)
-
-    @classmethod
-    def from_flags(cls, halo_adjoint: bool, cross_face: bool) -> Reassembly:
-        """The rollout's two flags as one choice; the only place their rule is checked."""
-        if cross_face and not halo_adjoint:
-            raise ValueError("the cross-face halo adjoint requires the halo adjoint")
-        if not halo_adjoint:
-            return cls.CROP
-        return cls.CROSS_FACE if cross_face else cls.INTRA_FACE
-
-    @property
-    def halo_adjoint(self) -> bool:
-        return self is not Reassembly.CROP
-
-    @property
-    def cross_face(self) -> bool:
-        return self is Reassembly.CROSS_FACE
 
 
 @dataclass(frozen=True)
@@ -109,8 +78,6 @@ class GlobalStepper:
             raise ValueError(f"batch_size must be >= 1, got {c.batch_size}")
         self.device = torch.device(c.device)
         self.precision = resolve_precision(c.precision, self.device)
-        self.solar_time = pipeline.solar_time
-        self.insolation = pipeline.insolation
         self.bounded = pipeline.bounded  # the outputs' bounds (screamcast.model.constraints)
         self.pipeline = inference_network(pipeline, self.device, c.channels_last)
         self.op = HaloOperator(layout, self.device)
@@ -118,38 +85,15 @@ class GlobalStepper:
         self.halo_adjoint = c.reassembly.halo_adjoint
         self.cross_face = c.reassembly.cross_face
         self.window = c.window
-        pos = layout.tile_pixel_positions()  # (n_tiles, S, S) into the (6, P, P) extended faces
-        feats = extended_position_features(ExtendedFaceGeometry(layout), pipeline.grid_metric)
-        feats = feats.reshape(len(feats), -1)[:, pos]  # (K, 6 P P) -> (K, nt, S, S)
-        tiles = [torch.as_tensor(feats, device=self.device).transpose(0, 1)]  # (nt, K, S, S)
-        if len(static):  # a model may have no static inputs
-            st = torch.as_tensor(static, dtype=torch.float32, device=self.device)[None]
-            tiles.insert(0, self.op.gather(st))  # (1, F, 6, n, n) -> (nt, F, S, S)
-        self.static_tiles = torch.cat(tiles, dim=1)  # (nt, F + K, S, S): sin/cos lat, lon last
+        self.inputs = TileInputs(pipeline, layout, static, self.op)
 
-    def forcing(self, t0: np.datetime64, t1: np.datetime64, tiles=slice(None)) -> torch.Tensor:
-        """Insolation / S0 at t and t+1 on the ``tiles`` (a slice): ``(n, 2, S, S)``; for a
-        ``solar_time`` model with cos, sin of the hour angle after each: ``(n, 6, S, S)``.
+    @property
+    def static_tiles(self) -> torch.Tensor:
+        return self.inputs.static_tiles  # (n_tiles, F + K, S, S)
 
-        Evaluated on the device from the tiles' float32 position features, in float64, as the
-        training crops evaluate it from theirs (the same values bit for bit); only the solar
-        terms of the two times come from the host. (On the host, a production grid's 57M tile
-        pixels would take seconds per step, longer than the network's forwards on a GPU.)
-        """
-        if not self.insolation:  # a model of a world without a sun takes no forcing
-            n = self.static_tiles[tiles].shape[0]
-            return self.static_tiles.new_zeros((n, 0, *self.static_tiles.shape[-2:]))
-        wide = torch.float32 if self.device.type == "mps" else torch.float64  # MPS: no float64
-        terms = [
-            torch.as_tensor(v, dtype=wide, device=self.device).view(1, 2, 1, 1)
-            for v in solar_terms(np.array([t0, t1]))
-        ]
-        trig = self.static_tiles[tiles, -4:, None].to(wide).unbind(1)  # 4 x (n, 1, S, S)
-        sun = cos_zenith_from_terms(terms, *trig).clamp_(min=0.0)  # (n, 2, S, S)
-        if not self.solar_time:
-            return sun.float()
-        cos_h, sin_h = hour_angle_from_terms(terms, *trig[2:])  # (n, 2, S, S) each
-        return torch.stack([sun, cos_h, sin_h], dim=2).flatten(1, 2).float()  # (n, 6, S, S)
+    def forcing(self, t0, t1, tiles=slice(None)) -> torch.Tensor:
+        """The tiles' forcing of the step ``t0 -> t1`` (:meth:`TileInputs.forcing`)."""
+        return self.inputs.forcing(t0, t1, tiles)
 
     @torch.no_grad()
     def predict_tiles(self, x: torch.Tensor, t0, t1) -> torch.Tensor:

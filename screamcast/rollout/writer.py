@@ -249,3 +249,8 @@ class RolloutWriter:
         group = self._open()
         history = group.attrs.get("history", "")
         group.attrs["history"] = f"{history}resumed after step {steps}: {command}\n"
+
+    def note_stop(self, record: dict) -> None:
+        """The ``stopped`` attr: where and why the guard stopped the run (its steps before
+        that are complete and kept)."""
+        self._open().attrs["stopped"] = record

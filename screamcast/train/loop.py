@@ -31,9 +31,9 @@ from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
 from screamcast.train import threads
-from screamcast.train.loss import no_change_loss, rollout_loss
 from screamcast.train.losses import loss_function
 from screamcast.train.metrics_log import MetricsLog
+from screamcast.train.objectives import objective
 from screamcast.train.run_state import PreemptionFlag, rng_state, set_rng_state
 from screamcast.train.schedulers import build_scheduler
 
@@ -259,14 +259,17 @@ class Trainer:
         layout = TileLayout(dataset_grid(self.ds), d.tile, d.halo)
         times = self.ds["time"].values
         world, rank = fabric.world_size, fabric.global_rank
-        self.G = d.batch_size * world  # the global batch: sample step * G + i, i < G
-        train_set = CropDataset.from_config(
-            d, "train", layout, times, cfg.rollout_steps, samples=cfg.steps * self.G, seed=cfg.seed
+        module = self.pipeline.module if hasattr(self.pipeline, "module") else self.pipeline
+        self.objective = objective(
+            cfg, self.pipeline, module, self.loss, self.ds, layout, fabric.device
         )
-        train_set.shard = (self.G, world)  # regions (data.region_stride) owned by one rank
-        valid_set = CropDataset.from_config(
-            d, "valid", layout, times, cfg.rollout_steps, seed=cfg.seed
+        per_rank = cfg.global_unroll.cubes if cfg.unroll == "global" else d.batch_size
+        self.G = per_rank * world  # the global batch: sample step * G + i, i < G
+        train_set, valid_set, batch, n_valid = self.objective.datasets(
+            layout, times, cfg.steps * self.G, cfg.seed
         )
+        if isinstance(train_set, CropDataset):
+            train_set.shard = (self.G, world)  # regions (data.region_stride) owned by one rank
         loader = torch.utils.data.DataLoader(
             train_set,
             batch_sampler=StepBatches(self.step, cfg.steps, self.G, rank, world),
@@ -274,8 +277,7 @@ class Trainer:
             worker_init_fn=threads.single_threaded_worker if d.num_workers else None,
         )
         valid_loader = torch.utils.data.DataLoader(
-            torch.utils.data.Subset(valid_set, range(rank, d.valid_samples, world)),
-            batch_size=d.batch_size,
+            torch.utils.data.Subset(valid_set, range(rank, n_valid, world)), batch_size=batch
         )
         self.loader, self.valid_loader = fabric.setup_dataloaders(
             loader, valid_loader, use_distributed_sampler=False
@@ -285,8 +287,7 @@ class Trainer:
         """One optimizer step; returns the loss averaged over the ranks."""
         cfg = self.cfg
         self.pipeline.train()
-        halo = cfg.data.halo if cfg.rollout_steps > 1 else 0
-        loss, _ = rollout_loss(self.pipeline, batch, halo, loss=self.loss)
+        loss, _ = self.objective(batch)
         self.optimizer.zero_grad(set_to_none=True)
         self.fabric.backward(loss)
         if cfg.optim.grad_clip:
@@ -305,11 +306,10 @@ class Trainer:
         total = torch.zeros(3, device=self.fabric.device)
         with torch.no_grad():
             for batch in self.valid_loader:
-                one_step = {**batch, "target": batch["target"][:, :1]}
-                loss, _ = rollout_loss(self.pipeline, one_step, 0, loss=self.loss)
+                loss, trivial = self.objective.validation(batch)
                 count = len(batch["state"])
                 total[0] += loss.detach() * count
-                total[1] += no_change_loss(self.pipeline, one_step, self.loss) * count
+                total[1] += trivial * count
                 total[2] += count
         total = self.fabric.all_reduce(total, reduce_op="sum")
         return float(total[0] / total[2]), float(total[1] / total[2])

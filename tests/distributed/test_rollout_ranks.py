@@ -22,6 +22,7 @@ import zarr
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.rollout.domain import blocks
 from screamcast.rollout.exchange_plan import ExchangePlan
+from screamcast.rollout.guard import Guard
 from screamcast.rollout.nudging.block_increment import BlockIncrement
 from tests.rollout.test_run_nudged import PROG, SCRIPT, args, open_out
 
@@ -101,7 +102,8 @@ def assert_bytes(out, world: int, reassembly: str) -> None:
     """The bytes each rank sent per step: the halo strips (5 prognostic channels); with the
     halo adjoint on bands, the rows of the tile predictions (6 output channels) on a
     neighbour's rows; with the cross-face adjoint, the weighted ring values; on bands, the
-    coarse rows of the nudged variables' increments: nothing else crosses between ranks."""
+    coarse rows of the nudged variables' increments; the guard's sums and extremes: nothing
+    else crosses between ranks."""
     rows = 16 if world <= 6 else 8  # a chunk: a face, or a band
     assert out.attrs["ranks"] == world and out["u"].encoding["chunks"][1:] == (1, rows, 16)
     layout = TileLayout(PhysicsGrid.for_face_size(16), 8, 4)
@@ -110,6 +112,7 @@ def assert_bytes(out, world: int, reassembly: str) -> None:
         want = plan.halo_bytes(5)
         want += plan.overlap_bytes(6) if reassembly != "crop" else 0
         want += plan.adjoint_bytes(6) if reassembly == "cross-face" else 0
+        want += Guard.bytes_per_step(6)  # the guard's global statistics
         if "nudge_vars" in out.attrs and world > 6:  # reference n = 4: blocks of 4 cells
             nudged = len(out.attrs["nudge_vars"].split(","))
             want += BlockIncrement(r, blocks(world, 2), 8, 4, 16, None).bytes_per_step(nudged)

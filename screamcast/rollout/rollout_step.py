@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The rollout's step and guard for one rank's part of the globe (all of it on one rank): the
+stepper's prediction, the correctors training applied (or the inference config's), the
+nudging, the declared bounds (:class:`screamcast.step.step.Step`); then the guard."""
+
+from __future__ import annotations
+
+import torch
+
+from screamcast.rollout.guard import Guard
+from screamcast.step.correctors import StepGeometry, build_correctors
+from screamcast.step.reduction import LOCAL, Reduction
+from screamcast.step.step import Step
+
+CORRECTORS_KEY = "stepper.correctors"
+
+
+def effective_correctors(config, training: dict) -> list[dict]:
+    """The inference config's ``stepper.correctors``, or (null) those training recorded."""
+    given = config.stepper.correctors
+    chosen = given if given is not None else (training.get("correctors") or [])
+    return [dict(entry) for entry in chosen]
+
+
+def _geometry(plan, region, reduction: Reduction) -> StepGeometry:
+    area = plan.grid.area if region is None else plan.grid.area[region]  # (*space)
+    return StepGeometry(tuple(plan.prog + plan.diag), torch.as_tensor(area), reduction)
+
+
+def check_correctors(plan) -> None:
+    """Build the correctors once before anything is written: a bad entry fails naming it
+    (:class:`~screamcast.step.correctors.CorrectorConfigError`)."""
+    build_correctors(plan.correctors, _geometry(plan, None, LOCAL), CORRECTORS_KEY)
+
+
+def build_step(plan, stepper, nudging=None, region=None, reduction: Reduction = LOCAL) -> Step:
+    """``step(x (1, C, *space), t0, t1)`` on this rank's part ``region`` (None: the globe)."""
+    geometry = _geometry(plan, region, reduction)
+    correctors = build_correctors(plan.correctors, geometry, CORRECTORS_KEY)
+
+    def predict(x: torch.Tensor, t0, t1) -> torch.Tensor:
+        return stepper.step(x[0], t0, t1).cpu()[None]  # (1, C + D, *space)
+
+    return Step(predict, len(plan.prog), correctors, stepper.bounded, nudging)
+
+
+def build_guard(plan, region=None, reduction: Reduction = LOCAL) -> Guard:
+    """The guard on this rank's part, against the checkpoint's training statistics."""
+    stats, names = plan.checkpoint.description.stats, plan.prog + plan.diag
+    mean = [stats["mean"][v] for v in names]
+    std = [stats["std"][v] for v in names]
+    area = _geometry(plan, region, reduction).area
+    return Guard(names, mean, std, area, plan.config.guard, reduction)

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""How a step's tile predictions become the global state: one choice for the rollout and for
+training through the global step."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Reassembly(str, Enum):
+    """How a step's tile predictions become the global state."""
+
+    CROP = "crop"  # each tile's centre, halo predictions unused
+    INTRA_FACE = "intra-face"  # normalised overlap-add of every prediction inside each face
+    CROSS_FACE = "cross-face"  # ... and of the halo predictions across cube edges (KNN^T)
+
+    @classmethod
+    def from_flags(cls, halo_adjoint: bool, cross_face: bool) -> Reassembly:
+        """The rollout's two flags as one choice; the only place their rule is checked."""
+        if cross_face and not halo_adjoint:
+            raise ValueError("the cross-face halo adjoint requires the halo adjoint")
+        if not halo_adjoint:
+            return cls.CROP
+        return cls.CROSS_FACE if cross_face else cls.INTRA_FACE
+
+    @property
+    def halo_adjoint(self) -> bool:
+        return self is not Reassembly.CROP
+
+    @property
+    def cross_face(self) -> bool:
+        return self is Reassembly.CROSS_FACE

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""One global step that owns its adjustments: the prediction, the step's correctors, at
+inference the nudging and the declared bounds, returned as a typed output.
+
+Training unrolls it (:mod:`screamcast.train.global_unroll`) and the rollout takes it on any
+number of ranks (:mod:`screamcast.rollout.run`): what the correctors do to a prediction is
+what the network was trained to expect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from screamcast.model import constraints
+from screamcast.step.correctors import StepCorrector, apply_correctors
+
+# ``(x (B, C, *space), t0, t1) -> (B, C + D, *space)``: the tiles' prediction reassembled
+Predict = Callable[[torch.Tensor, object, object], torch.Tensor]
+
+
+@dataclass
+class StepOutput:
+    """A step's result on this rank's part of the globe."""
+
+    prognostic: torch.Tensor  # (B, C, *space): the next state
+    diagnostic: torch.Tensor  # (B, D, *space)
+    corrections: dict[str, torch.Tensor] = field(default_factory=dict)  # {what: (B,)}
+
+    def fields(self) -> torch.Tensor:
+        """``(B, C + D, *space)``: what the output stores."""
+        if not self.diagnostic.shape[1]:
+            return self.prognostic
+        return torch.cat([self.prognostic, self.diagnostic], dim=1)
+
+
+class Step:
+    """``predict``, then ``correctors`` (training and inference alike), then at inference
+    the ``nudging`` corrector (in place on each state) and the declared bounds
+    (:mod:`screamcast.model.constraints`: precipitation at zero, clipped after the nudging
+    too)."""
+
+    def __init__(
+        self,
+        predict: Predict,
+        n_prognostic: int,
+        correctors: list[StepCorrector] = (),
+        bounded: list = (),
+        nudging=None,
+    ):
+        self.predict, self.C = predict, n_prognostic
+        self.correctors, self.bounded, self.nudging = list(correctors), list(bounded), nudging
+
+    def __call__(self, x: torch.Tensor, t0, t1) -> StepOutput:
+        """``x (B, C, *space)`` at ``t0`` -> the step's output at ``t1``."""
+        y = self.predict(x, t0, t1)  # (B, C + D, *space)
+        y, done = apply_correctors(self.correctors, x, y)
+        if self.nudging is not None:  # inference: one state at a time, in place
+            y = y.clone()
+            for b in range(len(y)):
+                self.nudging.apply(y[b, : self.C], t1)
+        if self.bounded:
+            y = constraints.clamp_(y.clone() if y.requires_grad else y, self.bounded)
+        return StepOutput(y[:, : self.C], y[:, self.C :], done)

@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Multi-step training through the global step: a wrapper around the one-step predictor
+(GraphCast's ``autoregressive.Predictor``) that rolls whole cubes ``k`` steps with the
+rollout's gather, reassembly and correctors, so every halo after the first step is the
+model's own prediction, across cube edges too, and gradients pass through all of it.
+
+Each step can be recomputed in the backward pass instead of kept (activation checkpointing:
+``global_unroll.checkpoint``), so memory grows by one state per step, not by a network's
+activations per step. Validation takes the same path without gradients.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.utils.checkpoint import checkpoint
+
+from screamcast.step.step import Step
+from screamcast.train.losses import LossFunction
+
+
+def lead_weights(weights, steps: int) -> torch.Tensor:
+    """``(k,)``: the configured weight of each lead's loss (empty: 1 each), checked."""
+    w = list(weights) or [1.0] * steps
+    if len(w) != steps or min(w) < 0:
+        raise ValueError(
+            f"config: lead_weights needs {steps} non-negative weights (one per step of "
+            f"rollout_steps={steps}), got {list(weights)}"
+        )
+    return torch.tensor(w, dtype=torch.float32)
+
+
+class GlobalUnroll:
+    """``(batch, times) -> (summed loss, per-variable loss of the first step)``.
+
+    ``batch``: ``state (B, C, 6, n, n)``, ``target (B, k, C + D, 6, n, n)``, ``start (B,)``
+    (time indices into ``times``, whose entries give each step's forcing); ``scale`` and
+    ``mean``: the pipeline's loss scale and output means."""
+
+    def __init__(
+        self,
+        step: Step,
+        loss: LossFunction,
+        scale: torch.Tensor,
+        mean: torch.Tensor,
+        area: np.ndarray,
+        weights: torch.Tensor,
+        recompute: bool = True,
+    ):
+        self.step, self.loss, self.weights = step, loss, weights
+        self.scale, self.mean = scale, mean  # (1, C + D, 1, 1): the loss's and the outputs' mean
+        self.area = torch.as_tensor(area / area.mean(), dtype=torch.float32)  # (6, n, n), mean 1
+        self.recompute = recompute
+
+    def _fields(self, x: torch.Tensor, t0s, t1s) -> torch.Tensor:
+        return self.step(x, t0s, t1s).fields()  # (B, C + D, 6, n, n)
+
+    def __call__(self, batch: dict, times: np.ndarray):
+        x, target = batch["state"], batch["target"]  # (B, C, 6, n, n), (B, k, V, 6, n, n)
+        B, k, C = len(x), target.shape[1], x.shape[1]
+        start = batch["start"].cpu().numpy()
+        area = self.area.to(x.device).flatten(0, 1).expand(B, -1, -1)  # (B, 6 n, n)
+        total, first = 0.0, None
+        for j in range(k):
+            t0s, t1s = times[start + j], times[start + j + 1]
+            if self.recompute and torch.is_grad_enabled():
+                pred = checkpoint(self._fields, x, t0s, t1s, use_reentrant=False)
+            else:
+                pred = self._fields(x, t0s, t1s)
+            per_var = self.loss(
+                pred.flatten(2, 3), target[:, j].flatten(2, 3), area, self.scale
+            )  # (B, V, 6 n, n) each -> (V,)
+            total = total + self.weights[j].to(per_var.device) * per_var.mean()
+            first = per_var.detach() if first is None else first
+            x = pred[:, :C]
+        return total, first
+
+    def no_change(self, batch: dict) -> torch.Tensor:
+        """The first step's loss of the no-change predictor (the state kept, the diagnostics
+        at their training mean): what a network that learnt nothing scores."""
+        x, target = batch["state"], batch["target"][:, 0]  # (B, C, ..), (B, V, 6, n, n)
+        B, C, D = len(x), x.shape[1], target.shape[1] - x.shape[1]
+        mean = self.mean.to(x)[0, C:].view(1, D, 1, 1, 1).expand(B, D, *x.shape[2:])
+        trivial = torch.cat([x, mean], dim=1)  # (B, V, 6, n, n)
+        area = self.area.to(x.device).flatten(0, 1).expand(B, -1, -1)
+        return self.loss(trivial.flatten(2, 3), target.flatten(2, 3), area, self.scale).mean()

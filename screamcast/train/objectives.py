@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""What a training stage optimises, named by the config's ``unroll``: crops unrolled with the
+halo ring reset to the truth or left the model's own, or whole cubes through the global step.
+Each builds its own samples and scores training and validation batches on one path (the
+validation without gradients)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from screamcast.config.training import UNROLLS
+from screamcast.data.cube_samples import CubeSamples, static_fields
+from screamcast.data.dataset import CropDataset, time_range
+from screamcast.halo import HaloOperator
+from screamcast.step.correctors import StepGeometry, build_correctors
+from screamcast.step.cube_predictor import CubePredictor
+from screamcast.step.reassembly import Reassembly
+from screamcast.step.step import Step
+from screamcast.step.tile_inputs import TileInputs
+from screamcast.train.global_unroll import GlobalUnroll, lead_weights
+from screamcast.train.loss import no_change_loss, rollout_loss
+
+
+def check_unroll(cfg) -> None:
+    if cfg.unroll not in UNROLLS:
+        raise ValueError(f"config: unroll must be one of {', '.join(UNROLLS)}, got {cfg.unroll!r}")
+    lead_weights(cfg.lead_weights, cfg.rollout_steps)
+    if cfg.correctors and cfg.unroll != "global":
+        raise ValueError(
+            "config: correctors act on the whole globe (global means): they need unroll=global "
+            "in training (the rollout applies the checkpoint's correctors either way)"
+        )
+
+
+class CropObjective:
+    """Crops of ``tile + 2 * halo`` (:class:`~screamcast.data.dataset.CropDataset`)."""
+
+    def __init__(self, cfg, pipeline, loss):
+        self.cfg, self.pipeline, self.loss = cfg, pipeline, loss
+        reset = cfg.unroll == "crop_truth_ring" and cfg.rollout_steps > 1
+        self.halo = cfg.data.halo if reset else 0
+        self.weights = lead_weights(cfg.lead_weights, cfg.rollout_steps)
+
+    def datasets(self, layout, times, samples: int, seed: int):
+        d, k = self.cfg.data, self.cfg.rollout_steps
+        train = CropDataset.from_config(d, "train", layout, times, k, samples=samples, seed=seed)
+        valid = CropDataset.from_config(d, "valid", layout, times, k, seed=seed)
+        return train, valid, d.batch_size, d.valid_samples
+
+    def __call__(self, batch: dict):
+        w = self.weights.to(batch["state"].device) if self.cfg.lead_weights else None
+        return rollout_loss(self.pipeline, batch, self.halo, w, loss=self.loss)
+
+    def validation(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        one_step = {**batch, "target": batch["target"][:, :1]}
+        loss, _ = rollout_loss(self.pipeline, one_step, 0, loss=self.loss)
+        return loss, no_change_loss(self.pipeline, one_step, self.loss)
+
+
+class GlobalObjective:
+    """Whole cubes through the global step with the config's correctors."""
+
+    def __init__(self, cfg, pipeline, module, loss, ds, layout, device):
+        """``pipeline``: what is called (Fabric's wrapper); ``module``: the pipeline itself."""
+        self.cfg, self.ds, self.times = cfg, ds, ds["time"].values
+        g = cfg.global_unroll
+        op = HaloOperator(layout, device)
+        inputs = TileInputs(module, layout, static_fields(ds, list(cfg.data.static)), op)
+        reassembly = Reassembly(g.reassembly)
+        predict = CubePredictor(pipeline, op, inputs, reassembly, g.window)
+        area = np.asarray(layout.grid.area, np.float64)  # (6, n, n)
+        channels = tuple(module.prognostic + module.diagnostic)
+        geometry = StepGeometry(channels, torch.as_tensor(area, dtype=torch.float32))
+        correctors = build_correctors(cfg.correctors, geometry)
+        step = Step(predict, module.n_prognostic, correctors)
+        weights = lead_weights(cfg.lead_weights, cfg.rollout_steps)
+        scale, mean = module.loss_scale(), module.mean
+        self.unroll = GlobalUnroll(step, loss, scale, mean, area, weights, g.checkpoint)
+
+    def datasets(self, layout, times, samples: int, seed: int):
+        d, k, T = self.cfg.data, self.cfg.rollout_steps, len(times)
+        names = list(d.prognostic), list(d.diagnostic)
+        train = CubeSamples(self.ds, *names, time_range(d.train_range, T), k, samples, seed)
+        n_valid = self.cfg.global_unroll.valid_samples
+        valid = CubeSamples(self.ds, *names, time_range(d.valid_range, T), k, n_valid, fixed=True)
+        return train, valid, self.cfg.global_unroll.cubes, n_valid
+
+    def __call__(self, batch: dict):
+        return self.unroll(batch, self.times)
+
+    def validation(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        one_step = {**batch, "target": batch["target"][:, :1]}
+        loss, _ = self.unroll(one_step, self.times)
+        return loss, self.unroll.no_change(one_step)
+
+
+def objective(cfg, pipeline, module, loss, ds, layout, device):
+    """The objective ``cfg.unroll`` names."""
+    check_unroll(cfg)
+    if cfg.unroll == "global":
+        return GlobalObjective(cfg, pipeline, module, loss, ds, layout, device)
+    return CropObjective(cfg, pipeline, loss)

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The rollout's guard: each bound trips on a field that breaks it and on no other, the run
+stops at the step it leaves physics naming the step, time, channel and value, and the output
+records where and why while keeping the steps before."""
+
+import numpy as np
+import pytest
+import torch
+
+from screamcast.config.inference import GuardSection
+from screamcast.grid import PhysicsGrid
+from screamcast.rollout.guard import Guard
+
+from .test_run_nudged import args, cli, open_out
+
+AREA = torch.as_tensor(PhysicsGrid.for_face_size(8).area)  # (6, 8, 8)
+
+
+def guard(action="stop", **bounds) -> Guard:
+    return Guard(["a", "b"], [0.0, 10.0], [1.0, 2.0], AREA, GuardSection(action, **bounds))
+
+
+def field(seed=0) -> torch.Tensor:
+    """Channel a ~ N(0, 0.9), b ~ 10 + N(0, 1.5): inside every default bound."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(2, 6, 8, 8, generator=g) * torch.tensor([0.9, 1.5]).view(2, 1, 1, 1) + (
+        torch.tensor([0.0, 10.0]).view(2, 1, 1, 1)
+    )
+
+
+def one_cell_at_31(y: torch.Tensor) -> torch.Tensor:
+    y[1, 2, 3, 4] = 31.0  # b: 10.5 standard deviations from its mean, one cell of 384
+    return y
+
+
+def test_a_field_inside_the_bounds_passes():
+    assert guard().check(field(), 1, "t1") is None
+
+
+@pytest.mark.parametrize(
+    "change, what, channel",
+    [
+        (
+            lambda y: y.index_add_(0, torch.tensor([1]), torch.full((1, 6, 8, 8), 4.5)),
+            "global mean",
+            "b",
+        ),
+        (lambda y: y.mul_(torch.tensor([4.0, 1.0]).view(2, 1, 1, 1)), "spread", "a"),
+        (one_cell_at_31, "largest departure from the training mean", "b"),
+    ],
+)
+def test_each_bound_trips_on_the_channel_that_breaks_it(change, what, channel):
+    y = change(field())
+    trip = guard().check(y, 7, "0001-01-02 18:00:00")
+    assert (trip.step, trip.time, trip.channel, trip.what) == (
+        7,
+        "0001-01-02 18:00:00",
+        channel,
+        what,
+    )
+    message = trip.message("out.zarr")
+    assert f"at step 7 (0001-01-02 18:00:00): {channel}'s {what}" in message
+    assert "out.zarr keeps the steps before it" in message
+
+
+def test_the_measured_value_is_the_area_weighted_one():
+    y = field()
+    y[1] += 4.5  # global mean 14.5 > 10 + 2 x 2
+    trip = guard().check(y, 1, "t")
+    a = AREA.double()
+    want = float((y[1].double() * a).sum() / a.sum())
+    assert trip.value == pytest.approx(want, rel=1e-12)
+
+
+def test_warn_lets_the_run_go_on_and_says_so_once(caplog):
+    g = guard("warn")
+    y = field()
+    y[0] *= 4
+    assert g.check(y, 1, "t1") is None and g.check(y, 2, "t2") is None
+    assert len([r for r in caplog.records if "spread" in r.getMessage()]) == 1
+
+
+def test_a_non_finite_value_stops_even_when_off():
+    y = field()
+    y[1, 0, 0, 0] = float("inf")
+    trip = guard("off").check(y, 3, "t3")
+    assert trip.channel == "b" and "turned non-finite at step 3 (t3) in b" in trip.message("o")
+
+
+def test_a_run_that_blows_up_stops_at_its_first_wild_step(
+    tiny_checkpoint, tiny_store, tmp_path, capsys
+):
+    """The network's last layer x 30: the state leaves the training statistics at step 1;
+    the run stops there (exit 2), the output keeps the initial step and records why."""
+    ckpt = torch.load(tiny_checkpoint, weights_only=True)
+    last = [k for k in ckpt["model"] if k.endswith("weight")][-1]
+    ckpt["model"][last] *= 30.0
+    wild = tmp_path / "wild.pth"
+    torch.save(ckpt, wild)
+    path = tmp_path / "o.zarr"
+    assert cli.main(args(wild, tiny_store, path, steps=6)) == 2
+    err = capsys.readouterr().err
+    assert "the state left physics at step 1 (2020-01-01 03:00:00)" in err
+    ds = open_out(path)
+    stopped = ds.attrs["stopped"]
+    assert ds.attrs["complete_steps"] == 1 and stopped["step"] == 1
+    assert stopped["channel"] in ds.data_vars and stopped["channel"] in err
+    assert np.isfinite(ds.u.values[0]).all()
+    # the same model with the guard off runs every step (what the guard saved the user from)
+    free = tmp_path / "free.zarr"
+    assert cli.main(args(wild, tiny_store, free, "--guard", "off", steps=6)) in (0, 2)
+    assert open_out(free).attrs["complete_steps"] > 1
