@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 """The emulator's training: the stage schedule chained by Hydra overrides (warm-up and a high
-rate, the cosine anneal, the 2- then 4-step fine-tunes), each stage starting from the last
-one's best checkpoint, within a CPU budget of about 20 minutes on 2 cores (steps per stage
+rate, the cosine anneal, the 2- then 4-step fine-tunes on crops, then 4- and 8-step
+fine-tunes through the global step with its correctors), each stage starting from the last
+one's best checkpoint, within a CPU budget of about 40 minutes on 2 cores (steps per stage
 below; the record has each stage's minutes; docs/held-suarez.md)."""
 
 from __future__ import annotations
@@ -12,6 +13,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ["model.width=48", "model.levels=3", "model.blocks=1"]
+# the step's correctors (screamcast/step/correctors.py): the dycore's dry mass and the mean
+# temperature of its 4 equal-mass layers held through every step; the checkpoint records them
+CORRECTORS = (
+    "correctors=[{type: dry_mass, config: {variable: PS}},"
+    " {type: mean_temperature, config: {variable: T}}]"
+)
+GLOBAL = ["unroll=global", CORRECTORS, "global_unroll.valid_samples=4"]
 # (name, steps, overrides): crops are tile + 2 * halo (32) throughout, so the tile fine-tune
 # (stage 3 of the production schedule) is the first stage itself
 STAGES = [
@@ -23,6 +31,9 @@ STAGES = [
     ),
     ("s4a_two_step", 300, ["optim.lr=1e-4", "rollout_steps=2", "valid_every=150"]),
     ("s4b_four_step", 150, ["optim.lr=5e-5", "rollout_steps=4", "valid_every=75"]),
+    # through the rollout's own step: whole cubes, halos the model's own, the correctors
+    ("s5_global_four", 60, ["optim.lr=3e-5", "rollout_steps=4", *GLOBAL, "valid_every=30"]),
+    ("s6_global_eight", 30, ["optim.lr=2e-5", "rollout_steps=8", *GLOBAL, "valid_every=15"]),
 ]
 
 

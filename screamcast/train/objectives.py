@@ -84,7 +84,8 @@ class GlobalObjective:
         names = list(d.prognostic), list(d.diagnostic)
         train = CubeSamples(self.ds, *names, time_range(d.train_range, T), k, samples, seed)
         n_valid = self.cfg.global_unroll.valid_samples
-        valid = CubeSamples(self.ds, *names, time_range(d.valid_range, T), k, n_valid, fixed=True)
+        # validation scores one step (the loss the stage's best checkpoint is chosen by)
+        valid = CubeSamples(self.ds, *names, time_range(d.valid_range, T), 1, n_valid, fixed=True)
         return train, valid, self.cfg.global_unroll.cubes, n_valid
 
     def __call__(self, batch: dict):

@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Training through the global step: its prediction is the rollout's, recomputing steps in
+the backward pass changes no gradient, and the correctors a run trains with are recorded in
+its checkpoint and applied by the rollout."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import xarray as xr
+from hydra import compose, initialize_config_dir
+
+from screamcast.config import register
+from screamcast.data.cube_samples import CubeSamples, static_fields
+from screamcast.data.stats import compute_stats
+from screamcast.data.store import dataset_grid, open_configured
+from screamcast.grid import TileLayout
+from screamcast.halo import HaloOperator
+from screamcast.model.pipeline import build_pipeline
+from screamcast.rollout.stepper import GlobalStepper, StepperConfig
+from screamcast.step.cube_predictor import CubePredictor
+from screamcast.step.reassembly import Reassembly
+from screamcast.step.step import Step
+from screamcast.step.tile_inputs import TileInputs
+from screamcast.train.global_unroll import GlobalUnroll, lead_weights
+from screamcast.train.losses import area_weighted_mse
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+MEAN_T = "correctors=[{type: mean_temperature, config: {variable: temperature}}]"
+
+
+def config(store, *overrides):
+    register()
+    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
+        return compose("train", overrides=["experiment=pytest", f"data.url={store}", *overrides])
+
+
+@pytest.fixture(scope="module")
+def parts(tiny_store):
+    cfg = config(tiny_store)
+    ds = open_configured(cfg.data)
+    d = cfg.data
+    stats = compute_stats(ds, d.prognostic + d.diagnostic, d.static)
+    torch.manual_seed(0)
+    pipeline = build_pipeline(cfg, stats)
+    layout = TileLayout(dataset_grid(ds), d.tile, d.halo)
+    return cfg, ds, pipeline, layout
+
+
+def unroll(parts, recompute: bool, steps: int = 3) -> GlobalUnroll:
+    cfg, ds, pipeline, layout = parts
+    op = HaloOperator(layout)
+    inputs = TileInputs(pipeline, layout, static_fields(ds, list(cfg.data.static)), op)
+    predict = CubePredictor(pipeline, op, inputs, Reassembly.INTRA_FACE, "cosine")
+    step = Step(predict, pipeline.n_prognostic)
+    area = np.asarray(layout.grid.area)
+    w = lead_weights([], steps)
+    return GlobalUnroll(
+        step, area_weighted_mse, pipeline.loss_scale(), pipeline.mean, area, w, recompute
+    )
+
+
+def test_its_step_is_the_rollouts_step(parts):
+    cfg, ds, pipeline, layout = parts
+    sample = CubeSamples(ds, cfg.data.prognostic, cfg.data.diagnostic, (0, 10), 1, 1)[0]
+    times = ds["time"].values
+    t = int(sample["start"])
+    training = unroll(parts, False).step(sample["state"][None], times[[t]], times[[t + 1]])
+    stepper = GlobalStepper(
+        pipeline,
+        layout,
+        static_fields(ds, list(cfg.data.static)),
+        StepperConfig(Reassembly.INTRA_FACE, precision="fp32", channels_last=False),
+    )
+    rollout = stepper.step(sample["state"], times[t], times[t + 1])  # (C + D, 6, n, n)
+    # the rollout clips precipitation at zero (the declared bounds, inference only)
+    got = training.fields()[0].detach()
+    got[-1].clamp_(min=0)
+    torch.testing.assert_close(got, rollout, rtol=1e-5, atol=1e-5)
+    pipeline.train()
+
+
+def test_recomputing_steps_changes_no_gradient(parts):
+    cfg, ds, pipeline, layout = parts
+    samples = CubeSamples(ds, cfg.data.prognostic, cfg.data.diagnostic, (0, 12), 3, 2, seed=1)
+    batch = {
+        k: torch.stack([samples[i][k] for i in range(2)]) for k in ("state", "target", "start")
+    }
+    grads = []
+    for recompute in (False, True):
+        pipeline.zero_grad()
+        loss, first = unroll(parts, recompute)(batch, ds["time"].values)
+        loss.backward()
+        grads.append([p.grad.clone() for p in pipeline.parameters()])
+        assert first.shape == (len(cfg.data.prognostic) + len(cfg.data.diagnostic),)
+    for a, b in zip(*grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
+    assert sum(float(g.abs().sum()) for g in grads[0]) > 0
+
+
+def test_lead_weights_are_checked():
+    assert lead_weights([], 3).tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="lead_weights needs 2 non-negative weights"):
+        lead_weights([1.0], 2)
+
+
+def test_a_run_trained_with_a_corrector_rolls_out_with_it(tiny_store, tmp_path):
+    """The correctors a run trains with are in its checkpoint and the rollout applies them
+    (the area-mean temperature held at its start, every step); the inference config can
+    drop them (``stepper.correctors=[]``), and then the mean moves."""
+    from screamcast.config.inference import InferenceConfig
+    from screamcast.grid import PhysicsGrid
+    from screamcast.rollout.run import run_rollout
+    from screamcast.train.loop import train
+
+    run = tmp_path / "run"
+    train(config(tiny_store, f"run_dir={run}", "unroll=global", "rollout_steps=2", MEAN_T,
+                 "global_unroll.valid_samples=2", "steps=2"))  # fmt: skip
+    area = PhysicsGrid.for_face_size(16).area
+
+    def mean_t(path, correctors=None):
+        keys = {"checkpoint.path": str(run / "latest.pth"), "output.path": str(path),
+                "initial_condition.data": str(tiny_store), "output.steps": 3,
+                "output.progress": False}  # fmt: skip
+        if correctors is not None:
+            keys["stepper.correctors"] = correctors
+        run_rollout(InferenceConfig.from_keys(keys))
+        t = xr.open_zarr(path)["temperature"].values.astype(np.float64)  # (4, 6, n, n)
+        return (t * area).sum((1, 2, 3)) / area.sum(), xr.open_zarr(path).attrs["correctors"]
+
+    held, recorded = mean_t(tmp_path / "a.zarr")
+    assert "mean_temperature" in recorded
+    np.testing.assert_allclose(held[1:], held[0], rtol=2e-7)
+    free, recorded = mean_t(tmp_path / "b.zarr", [])
+    assert recorded == "[]" and np.abs(free[1:] - free[0]).max() > 1e-4
