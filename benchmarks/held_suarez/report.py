@@ -268,7 +268,7 @@ def figures(r: dict) -> None:
     fig.savefig(FIGURES / "held_suarez_spectra.png", dpi=90)
     plt.close(fig)
     c = r["climate"]
-    from benchmarks.held_suarez.climate import BANDS
+    from screamcast.evaluation.climate import BANDS
 
     lat = 0.5 * (BANDS[1:] + BANDS[:-1])
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from benchmarks.held_suarez import climate as cl
 from benchmarks.held_suarez import forecasts as fc
 from screamcast.data.calendar import DECODER
 from screamcast.data.stacked import unstack
+from screamcast.evaluation import climate as cl
 
 
 def _open(path: Path) -> xr.Dataset:
