@@ -16,6 +16,7 @@ from benchmarks.held_suarez import forecasts as fc
 from screamcast.data.calendar import DECODER
 from screamcast.data.stacked import unstack
 from screamcast.evaluation import climate as cl
+from screamcast.evaluation.climate_report import ke_spectra
 
 
 def _open(path: Path) -> xr.Dataset:
@@ -161,6 +162,8 @@ def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
     seconds = time.perf_counter() - t0
     model = cl.of_store(_open(output), depart_kelvin=DEPART_KELVIN)
     truth = cl.of_store(_open(paths["train"]))
+    clim_t = float(np.mean(truth.global_t))
+    outside = np.flatnonzero(np.abs(np.array(model.global_t) - clim_t) > 1.0)
     result = cl.compare(model, truth) | {
         "days": days,
         "steps_run": model.count - 1,
@@ -174,6 +177,12 @@ def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
         "zonal": {k: v.tolist() for k, v in model.means().items()},
         "zonal_truth": {k: v.tolist() for k, v in truth.means().items()},
         "global_t": model.global_t,
+        "global_t_truth": truth.global_t,
+        # days until the global-mean T first left 1 K of the truth's climatology
+        "days_within_1k": (int(outside[0]) if len(outside) else len(model.global_t) - 1) / 4.0,
+        "ke_spectrum_last": {
+            k: v.tolist() for k, v in ke_spectra(_open(output), _open(paths["train"])).items()
+        },
     }
     cache.write_text(json.dumps(result))
     return result

@@ -38,7 +38,7 @@ def _check(ds: xr.Dataset, names: tuple[str, str, str], where: str) -> None:
         )
 
 
-def _spectra(out: xr.Dataset, truth: xr.Dataset, names) -> dict:
+def ke_spectra(out: xr.Dataset, truth: xr.Dataset, names=("U", "V", "T")) -> dict:
     """Half the sum of u's and v's power per degree, top layer: the rollout's last step and
     the truth's mean over :data:`SPECTRUM_TIMES` times."""
     from screamcast.evaluation.spectra import CubeSpectrum
@@ -73,7 +73,7 @@ def climate_report(
     if figures:
         from screamcast.evaluation import climate_figures as cf
 
-        spectra = _spectra(out, ref, names)
+        spectra = ke_spectra(out, ref, names)
         cf.plot_zonal(report / "climate_zonal.png", model.means(), base.means())
         cf.plot_eke(report / "climate_eke.png", model.means()["eke"], base.means()["eke"])
         cf.plot_spectrum(report / "climate_ke_spectrum.png", spectra, str(out["time"].values[-1]))
