@@ -32,8 +32,8 @@ def _where(args: list[str], i: int) -> tuple[str, str]:
     return f"argument {i + 1}", arg
 
 
-def _options(args: list[str]) -> dict:
-    """The ``--storage-options`` JSON given (its secrets are redacted), or {}."""
+def _json_options(args: list[str]) -> dict:
+    """The ``--storage-options`` JSON given, or {}."""
     for i, arg in enumerate(args):
         text = arg.split("=", 1)[1] if arg.startswith("--storage-options=") else None
         if arg == "--storage-options" and i + 1 < len(args):
@@ -45,6 +45,35 @@ def _options(args: list[str]) -> dict:
                 return {}
             return value if isinstance(value, dict) else {}
     return {}
+
+
+def _yaml(text: str):
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+
+
+def _options(args: list[str]) -> dict:
+    """Every storage option the command was given, nested (whose secrets are redacted from
+    its messages and logs): ``--storage-options`` JSON, ``...storage_options=...``
+    overrides (a rollout's ``stores.``, training's ``data.``) and a ``--config`` YAML file's."""
+    found = {"flag": _json_options(args)}
+    for i, arg in enumerate(args):
+        key, eq, value = arg.partition("=")
+        if eq and "storage_options" in key:
+            found[f"override {i}"] = _yaml(value)
+        path = args[i + 1] if arg == "--config" and i + 1 < len(args) else None
+        path = value if key == "--config" and eq else path
+        if path:
+            try:
+                with open(path) as f:
+                    found["config"] = _yaml(f.read())
+            except OSError:
+                pass  # the command's own error names the file
+    return {k: v for k, v in found.items() if isinstance(v, dict)}
 
 
 def _redacting(options: dict) -> None:
@@ -96,7 +125,8 @@ def guarded(main: Callable[..., int | None]) -> Callable[..., int]:
             if not _from_s3(err):
                 raise
             url = next((a for a in args if a.startswith("s3://")), "the S3 store")
-            message = s3_message(url, options, err) or f"{url}: {type(err).__name__}: {err}"
+            message = s3_message(url, options.get("flag", {}), err)
+            message = message or f"{url}: {type(err).__name__}: {err}"
             print(f"error: {redact(message, options)}", file=sys.stderr)
             return 2
 

@@ -55,6 +55,19 @@ def redact(text: str, options: dict | None = None) -> str:
     return out
 
 
+def scrub(config):
+    """A copy of ``config`` (nested dicts and lists) with every secret option's value as
+    ``***``: what a checkpoint, a run directory's config.yaml or an output's attrs record."""
+    if isinstance(config, dict):
+        return {
+            k: "***" if str(k).lower() in SECRET_KEYS and isinstance(v, str) and v else scrub(v)
+            for k, v in config.items()
+        }
+    if isinstance(config, list):
+        return [scrub(v) for v in config]
+    return config
+
+
 def refuse(url: str, where: str) -> None:
     """Raise :class:`CredentialsInURL` if ``url`` has a user part (``where``: the flag or key)."""
     if _USERINFO.search(str(url)):

@@ -20,11 +20,6 @@ class LayerError(ValueError):
     """Layers that the levels cannot make, named in the message."""
 
 
-def interface_pressure(hyai: np.ndarray, hybi: np.ndarray, p0: float, ps: np.ndarray) -> np.ndarray:
-    """``(..., L + 1, ncol)`` interface pressures for surface pressure ``ps (..., ncol)``."""
-    return hyai[:, None] * p0 + hybi[:, None] * ps[..., None, :]
-
-
 def equal_thickness(hyai: np.ndarray, hybi: np.ndarray, p0: float, count: int) -> list[int]:
     """Interface indices of ``count`` layers of about equal pressure thickness at ``PS = P0``
     (the reference column), from the top interface 0 to the bottom one ``L``."""
@@ -60,14 +55,3 @@ def layer_means(values: np.ndarray, dp: np.ndarray, interfaces: Sequence[int]) -
         for a, b in zip(interfaces[:-1], interfaces[1:], strict=True)
     ]
     return np.stack(out, axis=-2)  # (..., layers, ncol)
-
-
-def layer_thickness(dp: np.ndarray, interfaces: Sequence[int]) -> np.ndarray:
-    """``(..., layers, ncol)``: each layer's pressure thickness (for conservation checks)."""
-    return np.stack(
-        [
-            dp[..., a:b, :].sum(axis=-2)
-            for a, b in zip(interfaces[:-1], interfaces[1:], strict=True)
-        ],
-        axis=-2,
-    )

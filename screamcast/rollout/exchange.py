@@ -17,10 +17,9 @@ class Exchange:
     def __init__(self, rank: int, world: int, device: torch.device | str = "cpu"):
         self.rank, self.world, self.device = rank, world, torch.device(device)
         self.sent_bytes = 0  # since construction (or the last reset)
-        self.messages = 0
 
     def reset(self) -> None:
-        self.sent_bytes, self.messages = 0, 0
+        self.sent_bytes = 0
 
     def swap(self, send: dict[int, torch.Tensor], recv: dict[int, tuple]) -> dict:
         """Send ``send[q]`` to each rank ``q`` and receive from each ``q`` in ``recv`` a tensor
@@ -35,7 +34,6 @@ class Exchange:
             tensor = send[q].to(self.device).contiguous()
             requests.append(dist.isend(tensor, dst=q))
             self.sent_bytes += tensor.numel() * tensor.element_size()
-            self.messages += 1
         for request in requests:
             request.wait()
         return {q: out[q].to(recv[q][2]) for q in out}

@@ -46,6 +46,7 @@ from screamcast.data.compatible import (
     check_levels,
     matched_store,
 )
+from screamcast.data.credentials import redact
 from screamcast.data.store import (
     StoreError,
     dataset_grid,
@@ -274,7 +275,7 @@ def _attrs(c: InferenceConfig, desc, sha256: str, out_times, dt, corrector) -> d
         "nudging": int(corrector is not None),
         "reference": given["reference"],
         "correctors": json.dumps(effective_correctors(c, desc.config)),
-        "command": " ".join(sys.argv),
+        "command": redact(" ".join(sys.argv), c.stores.storage_options),
         "Conventions": "CF-1.8",
     }
     if corrector is None:

@@ -24,6 +24,7 @@ from screamcast import checkpoint_io as cio
 from screamcast.config import TrainConfig, check_schema
 from screamcast.data.calendar import calendar_of, seconds
 from screamcast.data.compatible import channel_levels
+from screamcast.data.credentials import scrub
 from screamcast.data.dataset import CropDataset, time_range
 from screamcast.data.stats import Stats, compute_stats, store_stats
 from screamcast.data.store import dataset_grid, open_configured, time_step
@@ -69,7 +70,7 @@ def describe(
     return fmt.ModelDescription(
         variables=fmt.Variables(tuple(d.prognostic), tuple(d.diagnostic), tuple(d.static)),
         grid=fmt.GridSpec(d.n, d.tile, d.halo, grid),
-        config=OmegaConf.to_container(cfg, resolve=True),
+        config=scrub(OmegaConf.to_container(cfg, resolve=True)),  # no secret in a checkpoint
         stats=stats.to_dict(),
         time_step_minutes=dt_minutes,
         calendar=calendar,
@@ -179,7 +180,8 @@ def _claim_run_dir(cfg: TrainConfig, run_dir: Path) -> FileLock:
     overwrite each other's checkpoints), then record the resolved config."""
     run_dir.mkdir(parents=True, exist_ok=True)
     lock = FileLock(run_dir / ".lock", f"run directory {run_dir}").acquire()
-    (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    resolved = scrub(OmegaConf.to_container(cfg, resolve=True))  # storage secrets as ***
+    (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
     return lock
 
 
