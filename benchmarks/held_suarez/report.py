@@ -25,6 +25,8 @@ BEGIN, END = (
 
 
 EMULATOR = ROOT / "benchmarks/held_suarez/emulator.pth"
+INITIAL_STATE = ROOT / "benchmarks/held_suarez/initial_state.zarr"  # the test run's first time
+TRUTH_SAMPLE = ROOT / "benchmarks/held_suarez/truth_sample.zarr"  # the training year, 20-daily
 
 
 def record(result: dict, command: str, work: Path) -> Path:
@@ -37,10 +39,33 @@ def record(result: dict, command: str, work: Path) -> Path:
     full = load(result["checkpoint"])
     keep = {k: full[k] for k in ("format_version", "description", "model", "step")}
     cio.save_checkpoint_atomic(None, EMULATOR, keep)
+    ship_stores(work / "data")
     result = result | {"emulator": str(EMULATOR.relative_to(ROOT))}
     path = save_record("held_suarez", "held_suarez", command, {"result": result})
     write_doc(json.loads(path.read_text()))
     return path
+
+
+def ship_stores(data: Path) -> None:
+    """The stores kept beside the emulator for a clean clone (README): the test run's first
+    state, and every 80th time (20 days) of the training year, for the climate report."""
+    import shutil
+
+    import xarray as xr
+
+    from screamcast.grid.physics import PhysicsGrid
+    from screamcast.sources.coarsen import coarsen_store
+
+    grid = xr.open_zarr(data / "train.zarr", consolidated=False).attrs["grid"]
+    ne = PhysicsGrid.from_name(grid).ne  # the same grid: every time kept, or one in ``every``
+
+    for path, store, every in (
+        (INITIAL_STATE, "test.zarr", 10**6),
+        (TRUTH_SAMPLE, "train.zarr", 80),
+    ):
+        if path.exists():
+            shutil.rmtree(path)
+        coarsen_store(str(data / store), path, ne=ne, every=every)
 
 
 def _ratio(a, b) -> float:
