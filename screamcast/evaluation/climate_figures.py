@@ -16,6 +16,13 @@ plt = pyplot()
 CENTRES = 0.5 * (BANDS[1:] + BANDS[:-1])
 
 
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
+
+
 def plot_zonal(path: Path, model: dict, truth: dict) -> Path:
     """Zonal-mean u and T by latitude and layer: truth, rollout, rollout - truth."""
     fig, axes = plt.subplots(2, 3, figsize=(12, 6), sharex=True, sharey=True)
@@ -35,10 +42,7 @@ def plot_zonal(path: Path, model: dict, truth: dict) -> Path:
         ax.set_ylabel("layer (0: top)")
     for ax in axes[1]:
         ax.set_xlabel("latitude")
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_eke(path: Path, model: np.ndarray, truth: np.ndarray) -> Path:
@@ -51,10 +55,7 @@ def plot_eke(path: Path, model: np.ndarray, truth: np.ndarray) -> Path:
     ax.set_ylabel("EKE (m2/s2)")
     ax.set_title("eddy kinetic energy: rollout (solid), truth (dashed)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_spectrum(path: Path, spectra: dict, when: str) -> Path:
@@ -65,11 +66,8 @@ def plot_spectrum(path: Path, spectra: dict, when: str) -> Path:
     ax.set_xlabel("spherical-harmonic degree")
     ax.set_ylabel("kinetic energy per degree")
     ax.set_title(f"top layer's kinetic energy: rollout at {when}, truth's mean")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    ax.legend(fontsize=8)
+    return _save(fig, path)
 
 
 def plot_global_t(path: Path, model: list, truth: list) -> Path:
@@ -82,7 +80,4 @@ def plot_global_t(path: Path, model: list, truth: list) -> Path:
     ax.set_ylabel("global-mean T (K)")
     ax.set_title(f"global-mean temperature (truth's own spread {sd:.2f} K)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
