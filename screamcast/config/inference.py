@@ -134,8 +134,8 @@ class GuardSection:
     channel's global mean, spread and extremes against the checkpoint's training statistics."""
 
     action: str = "stop"  # stop, warn (once per channel and test) or off (non-finite stops)
-    mean_sigmas: float = 2.0  # |global mean - training mean| <= this x training std
-    spread_factor: float = 3.0  # spread (the std over the globe) <= this x training std
+    mean_sigmas: float = 1.0  # |global mean - training mean| <= this x training std
+    spread_factor: float = 2.0  # spread (the std over the globe) <= this x training std
     extreme_sigmas: float = 10.0  # every |value - training mean| <= this x training std
 
 
