@@ -3,7 +3,7 @@
 """The emulator's training: the stage schedule chained by Hydra overrides (warm-up and a high
 rate, the cosine anneal, the 2- then 4-step fine-tunes on crops, then 4- and 8-step
 fine-tunes through the global step with its correctors), each stage starting from the last
-one's best checkpoint, within a CPU budget of about 40 minutes on 2 cores (steps per stage
+one's best checkpoint, within a CPU budget of about 50 minutes on 2 cores (steps per stage
 below; the record has each stage's minutes; docs/held-suarez.md)."""
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ STAGES = [
     ("s4a_two_step", 300, ["optim.lr=1e-4", "rollout_steps=2", "valid_every=150"]),
     ("s4b_four_step", 150, ["optim.lr=5e-5", "rollout_steps=4", "valid_every=75"]),
     # through the rollout's own step: whole cubes, halos the model's own, the correctors
-    ("s5_global_four", 60, ["optim.lr=3e-5", "rollout_steps=4", *GLOBAL, "valid_every=30"]),
-    ("s6_global_eight", 30, ["optim.lr=2e-5", "rollout_steps=8", *GLOBAL, "valid_every=15"]),
+    ("s5_global_four", 300, ["optim.lr=3e-5", "rollout_steps=4", *GLOBAL, "valid_every=100"]),
+    ("s6_global_eight", 150, ["optim.lr=2e-5", "rollout_steps=8", *GLOBAL, "valid_every=50"]),
 ]
 
 
