@@ -107,6 +107,8 @@ class StepperSection:
     # the step's correctors ({type, config} each: screamcast/step/correctors.py); null: the
     # checkpoint's (what training applied), [] for none
     correctors: list[dict] | None = None
+    # several ranks: how long a rank waits for the others at an exchange before it stops
+    timeout_minutes: float = 10.0
 
     @property
     def window(self) -> str:
@@ -219,6 +221,11 @@ class InferenceConfig:
             raise ConfigError(
                 f"{{stepper.batch_size}} must be >= 1 (tiles per forward pass), got {s.batch_size}",
                 "stepper.batch_size",
+            )
+        if not s.timeout_minutes > 0:
+            raise ConfigError(
+                f"{{stepper.timeout_minutes}} must be positive, got {s.timeout_minutes}",
+                "stepper.timeout_minutes",
             )
         if not n.tau_hours > 0:
             raise ConfigError(

@@ -11,6 +11,7 @@ How the output is created, replaced and resumed without ever losing a user's dat
 
 from __future__ import annotations
 
+import datetime
 import os
 import time
 from collections.abc import Callable
@@ -55,13 +56,22 @@ def run_rollout(
     summary = {"output": str(plan.output), "steps": config.output.steps, "attrs": plan.attrs}
     scores = None
     try:
-        rank, world, device = _ranks(config.stepper.device)
+        rank, world, device = _ranks(config.stepper.device, config.stepper.timeout_minutes)
         summary["rank"] = rank
         if world > 1:  # by faces; scored by rank 0 from the finished output
             from screamcast.rollout.parallel_run import run_decomposed
 
             try:
                 summary["exchange"] = run_decomposed(plan, rank, world, device)
+            except RuntimeError as err:  # gloo's and NCCL's words for a collective timeout
+                if "timed out" not in str(err).lower() and "timeout" not in str(err).lower():
+                    raise
+                raise RolloutError(
+                    f"rank {rank}: another rank did not answer within "
+                    f"{config.stepper.timeout_minutes:g} min (stalled or dead: its error, if "
+                    f"any, is on its stderr); {plan.output} keeps its complete steps: rerun "
+                    "with --resume"
+                ) from None
             finally:
                 _leave_group()
             if rank == 0 and scoring is not None:
@@ -163,10 +173,12 @@ def _steps(plan: RolloutPlan, writer: RolloutWriter, device: str, scores=None) -
             bar.close()
 
 
-def _ranks(device: str) -> tuple[int, int, str]:
+def _ranks(device: str, timeout_minutes: float = 10.0) -> tuple[int, int, str]:
     """``(rank, world, device)``. Several ranks (started by torchrun: WORLD_SIZE > 1) join
     one process group (gloo on CPU, NCCL on CUDA), each on its own device
-    (``cuda:<local rank>``, not every rank on ``cuda:0``)."""
+    (``cuda:<local rank>``, not every rank on ``cuda:0``). A collective that waits past
+    ``timeout_minutes`` for a rank (stalled, or dead without its launcher noticing) fails
+    instead of holding the job for the libraries' default 30 minutes."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world == 1:
         return 0, 1, device
@@ -177,7 +189,8 @@ def _ranks(device: str) -> tuple[int, int, str]:
         device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
         torch.cuda.set_device(device)
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if cuda else "gloo")
+        timeout = datetime.timedelta(minutes=timeout_minutes)
+        dist.init_process_group("nccl" if cuda else "gloo", timeout=timeout)
         _OWN_GROUP.append(True)
     return dist.get_rank(), dist.get_world_size(), device
 

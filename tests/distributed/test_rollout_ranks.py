@@ -196,3 +196,40 @@ def test_the_documented_multi_rank_command_runs_as_written(tiny_checkpoint, tiny
     refused = subprocess.run([torchrun, *without, *flags], cwd=root, env=ENV,
                              capture_output=True, text=True, timeout=120)  # fmt: skip
     assert refused.returncode == 2 and "ambiguous option: --start" in refused.stderr
+
+
+def test_a_stalled_rank_stops_the_others_at_the_collective_timeout(
+    tiny_checkpoint, tiny_store, tmp_path
+):
+    """Rank 1 stalls in its second step (a step corrector, in its own file, that sleeps):
+    rank 0 stops at its next exchange after ``stepper.timeout_minutes`` (6 s here, not the
+    libraries' 30 min), naming the stall, and the output keeps its complete steps."""
+    (tmp_path / "stall.py").write_text(
+        "import os, time\n"
+        "from dataclasses import dataclass\n"
+        "from screamcast.step.correctors import register_step_corrector\n\n"
+        "@dataclass(frozen=True)\n"
+        "class StallConfig:\n"
+        "    seconds: float = 60.0\n\n"
+        "@register_step_corrector('stall', StallConfig)\n"
+        "class Stall:\n"
+        "    name = 'stall'\n"
+        "    def __init__(self, config, geometry, where):\n"
+        "        self.seconds, self.calls = config.seconds, 0\n"
+        "    def __call__(self, before, after):\n"
+        "        self.calls += 1\n"
+        "        if self.calls == 2 and os.environ.get('RANK') == '1':\n"
+        "            time.sleep(self.seconds)\n"
+        "        return after, {}\n"
+    )
+    out = tmp_path / "o.zarr"
+    argv = args(tiny_checkpoint, tiny_store, out, steps=4)
+    argv += ["stepper.correctors=[{type: 'stall:stall'}]", "stepper.timeout_minutes=0.1"]
+    env = ENV | {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ENV.get('PYTHONPATH', '')}"}
+    t0 = time.perf_counter()
+    done = subprocess.run(ranks(2, argv), env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert time.perf_counter() - t0 < 55  # stopped before the stalled rank woke up
+    assert "rank 0: another rank did not answer within 0.1 min" in done.stderr, done.stderr[-3000:]
+    # step 1 is written but counts as complete only once every rank reached step 2's commit
+    assert zarr.open_group(out, mode="r").attrs["complete_steps"] == 1
