@@ -68,6 +68,7 @@ def climate_report(
     numbers = cl.compare(model, base)
     numbers["global_t"] = model.global_t
     numbers["global_t_truth_mean"] = float(np.mean(base.global_t))
+    numbers["stopped"] = out.attrs.get("stopped")  # where the rollout's guard stopped it
     report = Path(report)
     report.mkdir(parents=True, exist_ok=True)
     if figures:
@@ -90,6 +91,15 @@ def _lines(output: str, truth: str, r: dict, model, figures: bool) -> str:
         f"Against the climate of {truth} (each run's statistics over its own times; the "
         f"rollout's {model.count} times up to its first non-finite value).",
         "",
+    ]
+    if r.get("stopped"):
+        st = r["stopped"]
+        rows += [
+            f"The rollout's guard stopped it at step {st['step']} ({st['time']}): "
+            f"{st['channel']}'s {st['what']} {st['value']:.4g} outside {st['bound']}.",
+            "",
+        ]
+    rows += [
         "| quantity | rollout | truth |",
         "|---|---|---|",
     ]

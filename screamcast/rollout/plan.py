@@ -400,9 +400,12 @@ def _climatology(c: InferenceConfig, variables, ds, out_times, grid) -> np.ndarr
 
 
 def _time_step(ds: xr.Dataset, desc: fmt.ModelDescription, name: str) -> datetime.timedelta:
-    """The store's step, which must be the one the checkpoint was trained at."""
+    """The store's step, which must be the one the checkpoint was trained at; a store of one
+    time (an initial state alone) steps at the checkpoint's."""
     dt = time_step(ds)
     trained, step_min = desc.time_step_minutes, seconds(dt) / 60.0
+    if ds.sizes["time"] == 1 and trained is not None:
+        return datetime.timedelta(minutes=trained)
     if trained is not None and abs(trained - step_min) > 1e-6:
         raise RolloutError(
             f"{name} has a {step_min:g} min time step; "

@@ -40,7 +40,16 @@ VARIANTS = {
 }
 
 
-def run(checkpoint: Path, test: Path, start: str, days: float, out: Path, correctors) -> dict:
+REASSEMBLY = {
+    "intra-face": {"stepper.halo_adjoint": True},
+    "crop": {"stepper.halo_adjoint": False},
+    "cross-face": {"stepper.halo_adjoint": True, "stepper.halo_adjoint_cross_face": True},
+}
+
+
+def run(
+    checkpoint: Path, test: Path, start: str, days: float, out: Path, correctors, reassembly: str
+) -> dict:
     from screamcast.config.inference import InferenceConfig
     from screamcast.rollout.plan import RolloutError
     from screamcast.rollout.run import run_rollout
@@ -54,8 +63,7 @@ def run(checkpoint: Path, test: Path, start: str, days: float, out: Path, correc
         "output.path": str(out),
         "output.steps": int(round(days * 4)),
         "output.progress": False,
-        "stepper.halo_adjoint": True,
-    }
+    } | REASSEMBLY[reassembly]
     if correctors is not None:
         keys["stepper.correctors"] = correctors
     t0, stopped = time.perf_counter(), ""
@@ -121,6 +129,7 @@ def main(argv=None) -> int:
     p.add_argument("--checkpoint", action="append", default=[])
     p.add_argument("--variants", default="recorded,none,dry_mass,mean_temperature")
     p.add_argument("--days", type=float, default=180.0)
+    p.add_argument("--reassembly", choices=sorted(REASSEMBLY), default="intra-face")
     p.add_argument("--output", default="docs/notes/data/climate_stability.json")
     p.add_argument("--table", action="store_true", help="print the table of --output and stop")
     a = p.parse_args(argv)
@@ -146,10 +155,11 @@ def main(argv=None) -> int:
     }
     for ckpt in map(Path, a.checkpoint):
         for variant in a.variants.split(","):
-            out = work / "stability" / f"{ckpt.parent.name}_{variant}.zarr"
+            tag = variant if a.reassembly == "intra-face" else f"{variant}, {a.reassembly}"
+            out = work / "stability" / f"{ckpt.parent.name}_{tag.replace(', ', '_')}.zarr"
             out.parent.mkdir(parents=True, exist_ok=True)
-            ran = run(ckpt, data / "test.zarr", start, a.days, out, VARIANTS[variant])
-            row = {"checkpoint": ckpt.parent.name, "variant": variant, "days": a.days}
+            ran = run(ckpt, data / "test.zarr", start, a.days, out, VARIANTS[variant], a.reassembly)
+            row = {"checkpoint": ckpt.parent.name, "variant": tag, "days": a.days}
             row |= ran | score(out, truth_t, truth_eke)
             record["rows"] = [
                 r

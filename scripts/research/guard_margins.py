@@ -44,7 +44,8 @@ def margins(checkpoint: str, store: str, every: int) -> dict:
     worst = {n: [0.0, 0.0, 0.0] for n in names}
     first = {}
     mu, sd = np.array(mean), np.array(std)
-    steps = range(0, ds.sizes["time"], every)
+    written = int(ds.attrs.get("complete_steps", ds.sizes["time"]))  # a rollout's complete steps
+    steps = range(0, written, every)
     for k, fields in each_step(ds, names, steps, where="store"):
         y = torch.as_tensor(np.asarray(fields, np.float32))
         if not torch.isfinite(y).all():
