@@ -134,7 +134,7 @@ def table(record: dict) -> str:
     for r in record["rows"]:
         lines.append(
             f"| {r['case']} | {r['seconds_per_step']:.2f} | {r['ratio_to_crop']:.1f} | "
-            f"{r['saved_mb']:.0f} | {r['saved_mb_per_unrolled_step']:.0f} |"
+            f"{r['saved_mb']:.1f} | {r['saved_mb_per_unrolled_step']:.2f} |"
         )
     return "\n".join(lines)
 
