@@ -66,9 +66,9 @@ def main(argv=None) -> int:
             errors.append(e)
         rmse = {v: np.sqrt(np.mean([e[v] for e in errors], axis=0)).tolist() for v in errors[0]}
         record[precision] = {"seconds_per_day": wall / (len(STARTS) * STEPS / 4), "rmse": rmse}
-    print(json.dumps(record, indent=1))
+    print(json.dumps(record, indent=1) + "\n")
     if a.output:
-        Path(a.output).write_text(json.dumps(record, indent=1))
+        Path(a.output).write_text(json.dumps(record, indent=1) + "\n")
     return 0
 
 

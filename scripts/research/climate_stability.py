@@ -167,7 +167,7 @@ def main(argv=None) -> int:
                 if (r["checkpoint"], r["variant"]) != (row["checkpoint"], variant)
             ] + [row]
             output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(json.dumps(record, indent=1, default=str))
+            output.write_text(json.dumps(record, indent=1, default=str) + "\n")
             print(json.dumps(row, default=str), flush=True)
     print(table(record))
     return 0

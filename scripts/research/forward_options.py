@@ -103,9 +103,9 @@ def main(argv=None) -> int:
         "max_abs_difference": errors,
         "compile_s": compile_s,
     }
-    print(json.dumps(record, indent=1))
+    print(json.dumps(record, indent=1) + "\n")
     if a.output:
-        Path(a.output).write_text(json.dumps(record, indent=1))
+        Path(a.output).write_text(json.dumps(record, indent=1) + "\n")
     return 0
 
 

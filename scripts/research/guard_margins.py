@@ -78,7 +78,7 @@ def main(argv=None) -> int:
         for n, w in r["worst"].items():
             print(f"| {n} | {w[0]:.2f} | {w[1]:.2f} | {w[2]:.2f} |")
     if a.output:
-        Path(a.output).write_text(json.dumps(out, indent=1))
+        Path(a.output).write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
 
