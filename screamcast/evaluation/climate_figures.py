@@ -37,7 +37,7 @@ def plot_zonal(path: Path, model: dict, truth: dict) -> Path:
             m = ax.pcolormesh(BANDS, layers, z, cmap=cmap, vmin=vmin, vmax=vmax)
             fig.colorbar(m, ax=ax, label=unit)
             ax.set_title(f"zonal-mean {key}: {title}")
-            ax.invert_yaxis()
+    axes[0, 0].invert_yaxis()  # once: the axes share y, each call would flip them all
     for ax in axes[:, 0]:
         ax.set_ylabel("layer (0: top)")
     for ax in axes[1]:
