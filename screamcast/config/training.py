@@ -103,6 +103,9 @@ class GlobalUnrollConfig:
     reassembly: str = "intra-face"  # the rollout's: crop, intra-face or cross-face
     window: str = "cosine"  # the overlap-add's tile window
     valid_samples: int = 8  # validation cubes, spread evenly over data.valid_range
+    # noise added to each unroll's first state in training, in units of each channel's
+    # one-step-change std (the model then learns to pull a perturbed state back)
+    input_noise: float = 0.0
 
 
 UNROLLS = ("crop_truth_ring", "crop_own_ring", "global")

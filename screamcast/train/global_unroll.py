@@ -47,11 +47,12 @@ class GlobalUnroll:
         area: np.ndarray,
         weights: torch.Tensor,
         recompute: bool = True,
+        input_noise: float = 0.0,
     ):
         self.step, self.loss, self.weights = step, loss, weights
         self.scale, self.mean = scale, mean  # (1, C + D, 1, 1): the loss's and the outputs' mean
         self.area = torch.as_tensor(area / area.mean(), dtype=torch.float32)  # (6, n, n), mean 1
-        self.recompute = recompute
+        self.recompute, self.input_noise = recompute, input_noise
 
     def _fields(self, x: torch.Tensor, t0s, t1s) -> torch.Tensor:
         return self.step(x, t0s, t1s).fields()  # (B, C + D, 6, n, n)
@@ -61,6 +62,9 @@ class GlobalUnroll:
         B, k, C = len(x), target.shape[1], x.shape[1]
         start = batch["start"].cpu().numpy()
         area = self.area.to(x.device).flatten(0, 1).expand(B, -1, -1)  # (B, 6 n, n)
+        if self.input_noise and torch.is_grad_enabled():  # training only; the RNG is the run's
+            sigma = self.scale[:, :C].to(x).unsqueeze(2)  # (1, C, 1, 1, 1): diff_std
+            x = x + self.input_noise * sigma * torch.randn_like(x)
         total, first = 0.0, None
         for j in range(k):
             t0s, t1s = times[start + j], times[start + j + 1]

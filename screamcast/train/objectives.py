@@ -77,7 +77,9 @@ class GlobalObjective:
         step = Step(predict, module.n_prognostic, correctors)
         weights = lead_weights(cfg.lead_weights, cfg.rollout_steps)
         scale, mean = module.loss_scale(), module.mean
-        self.unroll = GlobalUnroll(step, loss, scale, mean, area, weights, g.checkpoint)
+        self.unroll = GlobalUnroll(
+            step, loss, scale, mean, area, weights, g.checkpoint, g.input_noise
+        )
 
     def datasets(self, layout, times, samples: int, seed: int):
         d, k, T = self.cfg.data, self.cfg.rollout_steps, len(times)

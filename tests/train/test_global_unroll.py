@@ -135,3 +135,19 @@ def test_a_run_trained_with_a_corrector_rolls_out_with_it(tiny_store, tmp_path):
     np.testing.assert_allclose(held[1:], held[0], rtol=2e-7)
     free, recorded = mean_t(tmp_path / "b.zarr", [])
     assert recorded == "[]" and np.abs(free[1:] - free[0]).max() > 1e-4
+
+
+def test_input_noise_perturbs_training_only(parts):
+    cfg, ds, pipeline, layout = parts
+    samples = CubeSamples(ds, cfg.data.prognostic, cfg.data.diagnostic, (0, 12), 2, 1, seed=2)
+    batch = {k: samples[0][k][None] for k in ("state", "target", "start")}
+    times = ds["time"].values
+    clean, noisy = unroll(parts, False, 2), unroll(parts, False, 2)
+    noisy.input_noise = 0.5
+    with torch.no_grad():  # validation: never perturbed
+        torch.testing.assert_close(noisy(batch, times)[0], clean(batch, times)[0])
+    torch.manual_seed(3)
+    a = noisy(batch, times)[0]
+    torch.manual_seed(3)
+    b = noisy(batch, times)[0]
+    assert float(a) == float(b) != float(clean(batch, times)[0])  # the run's RNG decides it
