@@ -163,7 +163,7 @@ MIGRATIONS: dict[int, Callable[[dict], dict]] = {
 # trained with: filled in here, the one place old checkpoints are handled (not by the model).
 ARCHITECTURE_DEFAULTS = {
     "data": {"solar_time": False, "grid_metric": False, "insolation": True},
-    "model": {"upsample": "nearest"},
+    "model": {"upsample": "nearest", "hyperdiffusion": 0.0},
 }
 
 

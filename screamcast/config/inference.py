@@ -107,6 +107,9 @@ class StepperSection:
     # the step's correctors ({type, config} each: screamcast/step/correctors.py); null: the
     # checkpoint's (what training applied), [] for none
     correctors: list[dict] | None = None
+    # the predicted state's grid-scale dissipation (screamcast/model/hyperdiffusion.py); null:
+    # the checkpoint's model.hyperdiffusion (what training applied)
+    hyperdiffusion: float | None = None
     # several ranks: how long a rank waits for the others at an exchange before it stops
     timeout_minutes: float = 10.0
 
@@ -221,6 +224,13 @@ class InferenceConfig:
             raise ConfigError(
                 f"{{stepper.batch_size}} must be >= 1 (tiles per forward pass), got {s.batch_size}",
                 "stepper.batch_size",
+            )
+        nu = s.hyperdiffusion
+        if nu is not None and (isinstance(nu, bool) or not 0 <= nu <= 1 / 64):
+            raise ConfigError(
+                f"{{stepper.hyperdiffusion}} must be in [0, 1/64] (null: the checkpoint's), "
+                f"got {nu!r}",
+                "stepper.hyperdiffusion",
             )
         if not s.timeout_minutes > 0:
             raise ConfigError(

@@ -69,6 +69,9 @@ class ModelConfig:
     # the decoder's upsampling: bilinear, or nearest (what older checkpoints were trained with,
     # and what they keep: their configs lack the key); docs/training.md
     upsample: str = "bilinear"
+    # grid-scale dissipation of each predicted state, y - nu lap(lap(y)) per tile in grid units
+    # (0: none; at most 1/64; screamcast/model/hyperdiffusion.py, docs/training.md)
+    hyperdiffusion: float = 0.0
 
 
 @dataclass

@@ -18,6 +18,7 @@ from torch import nn
 from screamcast.data.forcing import position_channels
 from screamcast.data.stats import Stats
 from screamcast.model import constraints
+from screamcast.model.hyperdiffusion import check_nu, hyperdiffuse
 
 
 def forcing_channels(solar_time: bool, insolation: bool = True) -> int:
@@ -39,8 +40,10 @@ class Pipeline(nn.Module):
         solar_time: bool = False,
         grid_metric: bool = False,
         insolation: bool = True,
+        hyperdiffusion: float = 0.0,
     ):
         super().__init__()
+        self.hyperdiffusion = check_nu(hyperdiffusion)  # the predicted state's dissipation
         if solar_time and not insolation:
             raise ValueError("data.solar_time needs data.insolation (the sun it tells the time of)")
         self.solar_time = solar_time  # the forcing it takes (forcing_channels)
@@ -88,7 +91,7 @@ class Pipeline(nn.Module):
         x = (state - self.mean[:, :C]) / self.std[:, :C]
         s = torch.cat([(static[:, :Fs] - self.static_mean) / self.static_std, static[:, Fs:]], 1)
         out = self.net(torch.cat([x, forcing, s], dim=1)).float()  # (B, C + D, S, S)
-        prog = state + out[:, :C] * self.diff_std
+        prog = hyperdiffuse(state + out[:, :C] * self.diff_std, self.hyperdiffusion)
         diag = self.mean[:, C:] + out[:, C:] * self.std[:, C:]
         y = torch.cat([prog, diag], dim=1)
         if self.do_precip_relu:
@@ -140,4 +143,5 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
         solar_time,
         grid_metric,
         insolation,
+        float(m.hyperdiffusion),
     )

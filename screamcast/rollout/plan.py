@@ -57,7 +57,7 @@ from screamcast.data.store import (
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.rollout import output as out
 from screamcast.rollout.nudging import Corrector, CorrectorContext, build_corrector, open_reference
-from screamcast.rollout.rollout_step import effective_correctors
+from screamcast.rollout.rollout_step import effective_correctors, effective_hyperdiffusion
 from screamcast.rollout.stepper import Reassembly, resolve_precision
 
 # attrs the plan derives (not settings as given) that a resume must match; with the config's
@@ -74,6 +74,7 @@ DERIVED_RESUME_ATTRS = (
     "precision",
     "memory_format",
     "correctors",
+    "hyperdiffusion",
 )
 
 
@@ -275,6 +276,7 @@ def _attrs(c: InferenceConfig, desc, sha256: str, out_times, dt, corrector) -> d
         "nudging": int(corrector is not None),
         "reference": given["reference"],
         "correctors": json.dumps(effective_correctors(c, desc.config)),
+        "hyperdiffusion": effective_hyperdiffusion(c, desc.config),
         "command": redact(" ".join(sys.argv), c.stores.storage_options),
         "Conventions": "CF-1.8",
     }
@@ -329,6 +331,7 @@ def plan_rollout(
     }
     var_attrs = {v: dict(ds[v].attrs) for v in prog + diag if v in ds}
     cfg = OmegaConf.create(desc.config)
+    cfg.model.hyperdiffusion = attrs["hyperdiffusion"]  # the step's: the config's or training's
     return RolloutPlan(
         c, ckpt, cfg, prog, diag, static, ds, grid, out_times, dt, corrector, attrs, keys,
         var_attrs, path, action, initial, static_fields, levels, climatology, i0,

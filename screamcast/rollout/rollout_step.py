@@ -23,6 +23,12 @@ def effective_correctors(config, training: dict) -> list[dict]:
     return [dict(entry) for entry in chosen]
 
 
+def effective_hyperdiffusion(config, training: dict) -> float:
+    """The inference config's ``stepper.hyperdiffusion``, or (null) training's."""
+    given = config.stepper.hyperdiffusion
+    return float(given if given is not None else training.get("model", {}).get("hyperdiffusion", 0))
+
+
 def _geometry(plan, region, reduction: Reduction) -> StepGeometry:
     area = plan.grid.area if region is None else plan.grid.area[region]  # (*space)
     return StepGeometry(tuple(plan.prog + plan.diag), torch.as_tensor(area), reduction)

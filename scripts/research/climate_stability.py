@@ -48,7 +48,14 @@ REASSEMBLY = {
 
 
 def run(
-    checkpoint: Path, test: Path, start: str, days: float, out: Path, correctors, reassembly: str
+    checkpoint: Path,
+    test: Path,
+    start: str,
+    days: float,
+    out: Path,
+    correctors,
+    reassembly: str,
+    hyperdiffusion: float | None = None,
 ) -> dict:
     from screamcast.config.inference import InferenceConfig
     from screamcast.rollout.plan import RolloutError
@@ -66,6 +73,8 @@ def run(
     } | REASSEMBLY[reassembly]
     if correctors is not None:
         keys["stepper.correctors"] = correctors
+    if hyperdiffusion is not None:
+        keys["stepper.hyperdiffusion"] = hyperdiffusion
     t0, stopped = time.perf_counter(), ""
     try:
         run_rollout(InferenceConfig.from_keys(keys))
@@ -130,6 +139,12 @@ def main(argv=None) -> int:
     p.add_argument("--variants", default="recorded,none,dry_mass,mean_temperature")
     p.add_argument("--days", type=float, default=180.0)
     p.add_argument("--reassembly", choices=sorted(REASSEMBLY), default="intra-face")
+    p.add_argument(
+        "--hyperdiffusion",
+        type=float,
+        default=None,
+        help="the step's grid-scale dissipation nu (default: the checkpoint's)",
+    )
     p.add_argument("--output", default="docs/notes/data/climate_stability.json")
     p.add_argument("--table", action="store_true", help="print the table of --output and stop")
     a = p.parse_args(argv)
@@ -156,15 +171,22 @@ def main(argv=None) -> int:
     for ckpt in map(Path, a.checkpoint):
         for variant in a.variants.split(","):
             tag = variant if a.reassembly == "intra-face" else f"{variant}, {a.reassembly}"
-            out = work / "stability" / f"{ckpt.parent.name}_{tag.replace(', ', '_')}.zarr"
+            if a.hyperdiffusion is not None:
+                tag += f", nu={a.hyperdiffusion:g}"
+            name = tag.replace(", ", "_").replace("=", "")
+            out = work / "stability" / f"{ckpt.parent.name}_{name}.zarr"
             out.parent.mkdir(parents=True, exist_ok=True)
-            ran = run(ckpt, data / "test.zarr", start, a.days, out, VARIANTS[variant], a.reassembly)
+            ran = run(
+                ckpt, data / "test.zarr", start, a.days, out, VARIANTS[variant], a.reassembly,
+                a.hyperdiffusion,
+            )  # fmt: skip
             row = {"checkpoint": ckpt.parent.name, "variant": tag, "days": a.days}
+            row |= {"command": record["command"], "commit": commit}
             row |= ran | score(out, truth_t, truth_eke)
             record["rows"] = [
                 r
                 for r in record["rows"]
-                if (r["checkpoint"], r["variant"]) != (row["checkpoint"], variant)
+                if (r["checkpoint"], r["variant"]) != (row["checkpoint"], tag)
             ] + [row]
             output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(json.dumps(record, indent=1, default=str) + "\n")
