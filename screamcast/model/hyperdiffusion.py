@@ -5,7 +5,7 @@
 A dycore damps what its grid cannot resolve (E3SM's hyperviscosity, a spectral model's
 del^4); an emulator rolled out for months needs the same: the Held-Suarez emulator's free
 runs grew a two-cell checkerboard in the lowest layer's wind at a cube corner from day ~17
-until the guard stopped them (docs/notes/2026-12-04-dissipation.md). The operator is the
+until the guard stopped them (docs/notes/2026-12-03-dissipation.md). The operator is the
 5-point Laplacian applied twice, in grid units, on each tile with its halo (edges
 replicated: those pixels are halo, cropped or down-weighted by the reassembly), so the
 interior sees true neighbours across tile and cube edges whenever ``halo >= 2``. A Fourier

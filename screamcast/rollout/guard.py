@@ -72,7 +72,7 @@ class Guard:
         channel, and the area) and the extremes (2 per channel), in float64."""
         return (4 * channels + 1) * 8
 
-    def _moments(self, y: torch.Tensor):
+    def moments(self, y: torch.Tensor):
         """Global ``(mean, spread, largest |x - mu|)`` per channel, each ``(V,)``."""
         y = y.to(torch.float64)
         a = self.area
@@ -98,7 +98,7 @@ class Guard:
                         "non-finite value", float("nan"), "the finite numbers")  # fmt: skip
         if c.action == "off":
             return None
-        gmean, spread, far = self._moments(y)
+        gmean, spread, far = self.moments(y)
         mu, sd, f = self.mean, self.std, c.spread_factor
         tests = [
             ("global mean", gmean, (gmean - mu).abs() > c.mean_sigmas * sd,

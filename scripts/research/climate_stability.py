@@ -56,6 +56,7 @@ def run(
     correctors,
     reassembly: str,
     hyperdiffusion: float | None = None,
+    precision: str = "fp32",
 ) -> dict:
     from screamcast.config.inference import InferenceConfig
     from screamcast.rollout.plan import RolloutError
@@ -70,6 +71,7 @@ def run(
         "output.path": str(out),
         "output.steps": int(round(days * 4)),
         "output.progress": False,
+        "stepper.precision": precision,
     } | REASSEMBLY[reassembly]
     if correctors is not None:
         keys["stepper.correctors"] = correctors
@@ -145,6 +147,10 @@ def main(argv=None) -> int:
         default=None,
         help="the step's grid-scale dissipation nu (default: the checkpoint's)",
     )
+    p.add_argument(
+        "--starts", default="3", help="the test store's time indices to start from (a list)"
+    )
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     p.add_argument("--output", default="docs/notes/data/climate_stability.json")
     p.add_argument("--table", action="store_true", help="print the table of --output and stop")
     a = p.parse_args(argv)
@@ -156,7 +162,7 @@ def main(argv=None) -> int:
     data = work / "data"
     from benchmarks.held_suarez.stages import _open
 
-    start = _open(data / "test.zarr")["time"].values[3].strftime("%Y-%m-%dT%H:%M")
+    test_times = _open(data / "test.zarr")["time"].values
     truth_t, truth_eke = truth_climate(data / "train.zarr")
     commit = subprocess.run(
         ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, cwd=ROOT
@@ -168,29 +174,37 @@ def main(argv=None) -> int:
         "truth_global_t": truth_t,
         "truth_eke": truth_eke,
     }
-    for ckpt in map(Path, a.checkpoint):
-        for variant in a.variants.split(","):
-            tag = variant if a.reassembly == "intra-face" else f"{variant}, {a.reassembly}"
-            if a.hyperdiffusion is not None:
-                tag += f", nu={a.hyperdiffusion:g}"
-            name = tag.replace(", ", "_").replace("=", "")
-            out = work / "stability" / f"{ckpt.parent.name}_{name}.zarr"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            ran = run(
-                ckpt, data / "test.zarr", start, a.days, out, VARIANTS[variant], a.reassembly,
-                a.hyperdiffusion,
-            )  # fmt: skip
-            row = {"checkpoint": ckpt.parent.name, "variant": tag, "days": a.days}
-            row |= {"command": record["command"], "commit": commit}
-            row |= ran | score(out, truth_t, truth_eke)
-            record["rows"] = [
-                r
-                for r in record["rows"]
-                if (r["checkpoint"], r["variant"]) != (row["checkpoint"], tag)
-            ] + [row]
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(json.dumps(record, indent=1, default=str) + "\n")
-            print(json.dumps(row, default=str), flush=True)
+    runs = [
+        (Path(c), v, int(i))
+        for c in a.checkpoint
+        for v in a.variants.split(",")
+        for i in a.starts.split(",")
+    ]
+    for ckpt, variant, index in runs:
+        start = test_times[index].strftime("%Y-%m-%dT%H:%M")
+        tag = variant if a.reassembly == "intra-face" else f"{variant}, {a.reassembly}"
+        if a.hyperdiffusion is not None:
+            tag += f", nu={a.hyperdiffusion:g}"
+        if a.precision != "fp32":
+            tag += f", {a.precision}"
+        if index != 3:  # the first start, the only one before --starts
+            tag += f", start {index}"
+        name = tag.replace(", ", "_").replace("=", "")
+        out = work / "stability" / f"{ckpt.parent.name}_{name}.zarr"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        ran = run(
+            ckpt, data / "test.zarr", start, a.days, out, VARIANTS[variant], a.reassembly,
+            a.hyperdiffusion, a.precision,
+        )  # fmt: skip
+        row = {"checkpoint": ckpt.parent.name, "variant": tag, "days": a.days}
+        row |= {"command": record["command"], "commit": commit}
+        row |= ran | score(out, truth_t, truth_eke)
+        record["rows"] = [
+            r for r in record["rows"] if (r["checkpoint"], r["variant"]) != (row["checkpoint"], tag)
+        ] + [row]
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(record, indent=1, default=str) + "\n")
+        print(json.dumps(row, default=str), flush=True)
     print(table(record))
     return 0
 

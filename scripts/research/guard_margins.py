@@ -51,7 +51,7 @@ def margins(checkpoint: str, store: str, every: int) -> dict:
         if not torch.isfinite(y).all():
             first.setdefault("non-finite", k)
             break
-        gmean, spread, far = (t.numpy() for t in guard._moments(y))
+        gmean, spread, far = (t.numpy() for t in guard.moments(y))
         ratios = np.stack([np.abs(gmean - mu) / sd, spread / sd, far / sd])  # (3, V)
         for i, n in enumerate(names):
             worst[n] = np.maximum(worst[n], ratios[:, i]).tolist()
