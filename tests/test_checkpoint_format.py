@@ -23,8 +23,10 @@ def test_a_format0_checkpoint_migrates_to_a_typed_description():
     assert d.grid == fmt.GridSpec(n=16, tile=8, halo=4, name="ne8pg2")  # the approximating grid
     assert d.variables.prognostic == ("u", "v", "vorticity", "tracer", "temperature")
     assert d.variables.diagnostic == ("precip",) and d.time_step_minutes == 180.0
-    # written before the decoder's option: nearest upsampling, no solar-time inputs
-    assert d.model == {"width": 4, "levels": 2, "blocks": 1, "upsample": "nearest"}
+    # written before the decoder's option: nearest upsampling, no solar-time inputs; before
+    # the grid-scale dissipation: none
+    model = {"width": 4, "levels": 2, "blocks": 1, "upsample": "nearest", "hyperdiffusion": 0.0}
+    assert d.model == model
     assert d.inputs == {"solar_time": False, "grid_metric": False, "insolation": True}
     assert "u" in d.stats["mean"]
     assert d.calendar == "proleptic_gregorian" and len(ckpt.sha256) == 64

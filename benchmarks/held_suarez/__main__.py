@@ -65,6 +65,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.held_suarez import data, report, stages
+    from screamcast.rollout.stepper import fastest_cpu_precision
 
     a = parser().parse_args(argv)
     work = Path(a.workdir)
@@ -85,7 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     result = {"settings": vars(a), "train_minutes": minutes, "checkpoint": str(checkpoint)}
     result["forecasts"] = stages.forecasts(paths, checkpoint, work, a.starts, a.lead_days)
     result["climate"] = stages.climate(paths, checkpoint, work, a.climate_days)
-    result["cost"] = stages.cost(result["climate"], a.truncation, a.cost_days)
+    fastest = fastest_cpu_precision()  # bf16 on a CPU with AMX-BF16
+    emulator = {
+        precision: stages.emulator_cost(paths, checkpoint, work, a.cost_days, precision)
+        for precision in dict.fromkeys((fastest, "fp32"))
+    }
+    result["cost"] = stages.cost(result["climate"], a.truncation, a.cost_days, emulator, fastest)
     result["wall_minutes"] = (time.perf_counter() - t0) / 60.0
     (work / "result.json").write_text(json.dumps(result, indent=1, default=str))
     if a.record:

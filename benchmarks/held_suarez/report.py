@@ -183,15 +183,19 @@ def targets(r: dict) -> list[tuple[str, str, bool]]:
         ("nudged <= 0.8 of the reference at day 3 (worst channel)", f"{worst3:.2f}", worst3 <= 0.8)
     )
     cost = r["cost"]
-    t42 = next((k for k in cost if k != "emulator" and k != "dycore_T21"), "dycore_T21")
-    speed = _ratio(cost["emulator"]["days_per_wall_day"], cost[t42]["days_per_wall_day"])
-    out.append(
-        (
-            f"emulator >= 10x the {t42[7:]} dycore's simulated days per wall day",
-            f"{speed:.1f}x",
-            speed >= 10,
+    t42 = next((k for k in cost if k.startswith("dycore_") and k != "dycore_T21"), "dycore_T21")
+    emulator = cost["emulator"]["days_per_wall_day"]
+    precision = cost["emulator"].get("precision", "fp32")
+    for dycore, factor in ((t42, 10), ("dycore_T21", 2)):
+        speed = _ratio(emulator, cost[dycore]["days_per_wall_day"])
+        out.append(
+            (
+                f"emulator ({precision}, once started) >= {factor}x the {dycore[7:]} dycore's "
+                "simulated days per wall day",
+                f"{speed:.1f}x",
+                speed >= factor,
+            )
         )
-    )
     return out
 
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 import xarray as xr
 
 from benchmarks.held_suarez import forecasts as fc
@@ -188,14 +189,57 @@ def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
     return result
 
 
-def cost(climate_result: dict, truncation: int, days: float) -> dict:
-    """Simulated days per wall day: the emulator's (its long rollout, output written) and the
-    dycore's at the truth's truncation and at T21, measured here."""
+def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precision: str):
+    """Wall seconds per simulated day of the emulator's step once started (one step taken
+    first): the rollout's own step (gather, network, reassembly, correctors) and guard from
+    the first test state, as the dycore is timed after its compilation; the writer, like the
+    dycore's output, is left out (the climate rollout's cost includes both)."""
+    from screamcast.config.inference import InferenceConfig
+    from screamcast.rollout.plan import plan_rollout
+    from screamcast.rollout.rollout_step import build_guard, build_step
+    from screamcast.rollout.stepper import GlobalStepper, StepperConfig
+
+    steps = max(int(round(days * 4)), 1)
+    keys = {
+        "checkpoint.path": str(checkpoint),
+        "initial_condition.data": str(paths["test"]),
+        "initial_condition.start": _open(paths["test"])["time"]
+        .values[3]
+        .strftime("%Y-%m-%dT%H:%M"),
+        "output.path": str(work / "cost_rollout_never_written.zarr"),
+        "output.steps": steps + 1,
+        "stepper.halo_adjoint": True,  # intra-face, as the climate rollout
+        "stepper.precision": precision,
+        "guard.action": "off",  # a cost, not a climate
+    }
+    plan = plan_rollout(InferenceConfig.from_keys(keys))
+    config = StepperConfig.of(plan.config.stepper, "cpu")
+    stepper = GlobalStepper(plan.pipeline(), plan.layout(), plan.static_fields, config)
+    step, guard, t = build_step(plan, stepper), build_guard(plan), plan.out_times
+    x = torch.as_tensor(plan.initial[: len(plan.prog)])  # (C, 6, n, n)
+    for k in range(steps + 1):
+        if k == 1:
+            t0 = time.perf_counter()  # after the first step: warm
+        out = step(x[None], t[k], t[k + 1])
+        guard.check(out.fields()[0], k + 1, t[k + 1])
+        x = out.prognostic[0]
+    return (time.perf_counter() - t0) / (steps / 4.0)
+
+
+def cost(climate_result: dict, truncation: int, days: float, emulator: dict, fastest: str) -> dict:
+    """Simulated days per wall day: the emulator's once started (``emulator``: seconds per
+    day by precision, :func:`emulator_cost`; ``fastest``: this CPU's best precision) and with
+    its start-up (the long rollout, fp32), and the dycore's at the truth's truncation and at
+    T21 (after compilation), measured here."""
     from benchmarks.held_suarez.dycore_baseline import dycore_cost
 
     per_day = {
-        "emulator": climate_result["emulator_seconds_per_day"],
+        "emulator": emulator[fastest],
+        "emulator_fp32": emulator["fp32"],
+        "emulator_with_start_up": climate_result["emulator_seconds_per_day"],
         f"dycore_T{truncation}": dycore_cost(truncation, 20.0, days),
         "dycore_T21": dycore_cost(21, 30.0, days),
     }
-    return {k: {"seconds_per_day": s, "days_per_wall_day": 86400.0 / s} for k, s in per_day.items()}
+    out = {k: {"seconds_per_day": s, "days_per_wall_day": 86400.0 / s} for k, s in per_day.items()}
+    out["emulator"]["precision"] = fastest
+    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import errno
 import logging
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -55,8 +56,10 @@ def s3_message(url: str, options: dict, err: BaseException) -> str | None:
     text = f"{type(err).__name__}: {err}"
     if any(k in text for k in ("NoSuchBucket", "The specified bucket does not exist")):
         return f"{url}: bucket '{bucket}' does not exist at {endpoint}"
-    denied = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "Forbidden", "403")
-    if isinstance(err, PermissionError) or any(k in text for k in denied):
+    denied = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "Forbidden")
+    # HTTP 403 as a status, not digits of a port or a URL (CI's endpoint 127.0.0.1:40361)
+    status_403 = re.search(r"(?<![\d:.])403(?![\d])", text) is not None
+    if isinstance(err, PermissionError) or status_403 or any(k in text for k in denied):
         return (
             f"{url}: access denied by {endpoint}: check key/secret in the config's "
             "storage_options or the AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment"

@@ -214,3 +214,16 @@ def test_s3_endpoint_that_does_not_answer(s3, refusing_port):
     options["config_kwargs"] = {"retries": {"mode": "standard", "max_attempts": 2}}
     with pytest.raises(st.StoreError, match="endpoint http://127.0.0.1:\\d+ does not answer"):
         st.open_store(s3["url"], options, retries=1)
+
+
+def test_a_port_with_403_in_it_is_not_an_access_denied():
+    """CI's refused endpoint was on port 40361: "403" in the URL read as HTTP 403."""
+    from screamcast.data.remote import s3_message
+
+    options = {"endpoint_url": "http://127.0.0.1:40361"}
+    refused = ConnectionError('Could not connect to the endpoint URL: "http://127.0.0.1:40361/d"')
+    assert "does not answer" in s3_message("s3://d/x.zarr", options, refused)
+    forbidden = OSError("An error occurred (403) when calling the HeadObject operation: Forbidden")
+    assert "access denied" in s3_message("s3://d/x.zarr", options, forbidden)
+    status = OSError("[Errno 13] 403 Client Error for url http://127.0.0.1:9000/d")
+    assert "access denied" in s3_message("s3://d/x.zarr", options, status)

@@ -89,3 +89,24 @@ def test_the_reassembly_flags_map_onto_one_choice():
     assert both is Reassembly.CROSS_FACE and both.halo_adjoint and both.cross_face
     with pytest.raises(ValueError, match="cross-face halo adjoint requires the halo adjoint"):
         Reassembly.from_flags(False, True)
+
+
+def test_auto_precision_is_bf16_on_cuda_only_and_amx_bf16_is_found(tmp_path, monkeypatch):
+    """``auto`` never depends on the CPU (one command, one result on any CPU); the benchmark
+    asks for bf16 where the CPU has AMX-BF16."""
+    from screamcast.rollout import stepper as st
+
+    amx, plain = tmp_path / "amx", tmp_path / "plain"
+    amx.write_text("processor\t: 0\nflags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8\n")
+    plain.write_text("processor\t: 0\nflags\t\t: fpu avx512f avx512_bf16\n")
+    assert st.cpu_has_amx_bf16(str(amx)) and not st.cpu_has_amx_bf16(str(plain))
+    assert not st.cpu_has_amx_bf16(str(tmp_path / "absent"))  # unreadable: fp32
+    for has, want in ((True, "bf16"), (False, "fp32")):
+        monkeypatch.setattr(st, "cpu_has_amx_bf16", lambda has=has: has)
+        assert st.fastest_cpu_precision() == want
+        assert st.resolve_precision("auto", "cpu") == "fp32"
+        assert st.resolve_precision("auto", "cuda") == "bf16"
+        assert st.resolve_precision("fp32", "cuda") == "fp32"
+        assert st.resolve_precision("bf16", "cpu") == "bf16"
+    with pytest.raises(ValueError, match="precision must be one of auto, bf16, fp32"):
+        st.resolve_precision("fp16", "cpu")

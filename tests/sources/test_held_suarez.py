@@ -176,6 +176,13 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
     t21 = r["forecasts"]["models"]["t21"]["U[0]"]["rmse"]
     assert t21[0] < 0.5 and np.isfinite(t21).all()  # the T21 run starts from the T21 truth
     assert r["climate"]["bounded"] and r["climate"]["steps_run"] == 8
-    assert set(r["cost"]) == {"emulator", "dycore_T21"}
+    cost = r["cost"]
+    assert set(cost) == {"emulator", "emulator_fp32", "emulator_with_start_up", "dycore_T21"}
+    assert all(0 < c["seconds_per_day"] < 1e4 for c in cost.values())
+    assert cost["emulator"]["precision"] in ("bf16", "fp32")
+    # once started it is cheaper than with its start-up (checkpoint, halo operator, stores)
+    assert (
+        cost["emulator_fp32"]["seconds_per_day"] < cost["emulator_with_start_up"]["seconds_per_day"]
+    )
     store = xr.open_zarr(work / "data/test.zarr")
     assert "dinosaur" in store.attrs["history"] or store.attrs["source_files"]
