@@ -119,7 +119,8 @@ def truth_climate(train: Path) -> tuple[float, float]:
 
 def table(record: dict) -> str:
     lines = [
-        f"Made by `{record['command']}` at commit {record['commit']}; truth: global-mean T "
+        f"Last made by `{record['command']}` at commit {record['commit']} (each later row "
+        f"records its own command and commit); truth: global-mean T "
         f"{record['truth_global_t']:.2f} K, global EKE {record['truth_eke']:.1f} m2/s2.",
         "",
         "| checkpoint | correctors | days run | days within 1 K | EKE / truth | guard | wall s |",
@@ -131,7 +132,26 @@ def table(record: dict) -> str:
             f"| {r['checkpoint']} | {r['variant']} | {r['steps'] / 4:.1f} | "
             f"{r['days_within_1K']:.1f} | {r['eke_ratio']:.2f} | {guard} | {r['wall_s']:.0f} |"
         )
-    return "\n".join(lines)
+    return "\n".join(lines + ["", *summary(record)])
+
+
+def summary(record: dict) -> list[str]:
+    """Days run per checkpoint and setting over its starts (the rows that differ by start)."""
+    groups: dict[tuple, list[float]] = {}
+    for r in record["rows"]:
+        setting = r["variant"].split(", start ")[0]
+        groups.setdefault((r["checkpoint"], setting), []).append(r["steps"] / 4)
+    lines = [
+        "| checkpoint | setting | starts | days run: mean | min | max |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (ckpt, setting), days in groups.items():
+        if len(days) > 1:
+            lines.append(
+                f"| {ckpt} | {setting} | {len(days)} | {np.mean(days):.1f} | {min(days):.1f} | "
+                f"{max(days):.1f} |"
+            )
+    return lines
 
 
 def main(argv=None) -> int:
