@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from screamcast.checkpoint_io import CheckpointError
 from screamcast.cli.guard import guarded
 from screamcast.cli.hydra_config import compose_train
 from screamcast.train.skill import inner_margin, persistence_and_model_rmse
@@ -25,7 +26,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     cfg = compose_train(argv)
     best = Path(cfg.run_dir) / "best.pth"
-    rmse = persistence_and_model_rmse(cfg, str(best))
+    if not best.is_file():
+        print(f"error: {best} does not exist (run_dir= names a training run)", file=sys.stderr)
+        return 2
+    try:
+        rmse = persistence_and_model_rmse(cfg, str(best))
+    except (ValueError, CheckpointError) as err:  # a store or checkpoint unlike the config's
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     h = inner_margin(cfg.data)
     print(f"one-step RMSE on {cfg.data.valid_samples} held-out crops ({best}), whole crops and")
     print(f"their inner part ({h} in from every side, what a rollout tile keeps):")
