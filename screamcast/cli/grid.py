@@ -11,6 +11,7 @@ interpolation error for a chosen face size, tile and halo (numpy only, like the 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -24,6 +25,22 @@ def smooth_field(xyz: np.ndarray) -> np.ndarray:
     return x + 2 * y * z + 0.5 * (3 * z**2 - 1)
 
 
+def check_bytes(layout: TileLayout) -> int:
+    """About what the checks hold at once: per extended-face pixel, ``k`` int64 sources and
+    float64 weights in three copies (the extended faces, the tiles, the errors) and the
+    grid's coordinates and areas."""
+    pixels = 6 * layout.padded**2
+    return int(pixels * (3 * 16 * layout.k + 8 * 12))
+
+
+def physical_memory() -> int:
+    """This machine's memory in bytes (0 where unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
 @guarded
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="screamcast-grid", description=__doc__)
@@ -34,8 +51,17 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
 
     t0 = time.perf_counter()
-    grid = PhysicsGrid.from_name(args.grid)
-    layout = TileLayout(grid, args.tile, args.halo, k=args.k)
+    try:
+        grid = PhysicsGrid.from_name(args.grid)
+        layout = TileLayout(grid, args.tile, args.halo, k=args.k)
+    except ValueError as err:
+        p.error(str(err))
+    need, have = check_bytes(layout), physical_memory()
+    if have and need > have / 2:
+        p.error(
+            f"--grid {args.grid}: the checks hold ~{need / 2**30:.0f} GiB of index arrays, more "
+            f"than half of this machine's {have / 2**30:.0f} GiB: choose a smaller grid"
+        )
     idx, w = layout.tile_sources()  # (k, n_tiles * S * S) each
     built = time.perf_counter() - t0
     f = smooth_field(grid.xyz).reshape(-1)  # (6 n n,)
