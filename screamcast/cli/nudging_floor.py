@@ -31,6 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nudge-time", choices=TIME_INTERPOLATIONS, default="cubic")
     ap.add_argument("--leads", default="1,6,12,24,48", help="steps to print")
     args = ap.parse_args(argv)
+    if args.steps < 1:
+        ap.error(f"--steps must be >= 1, got {args.steps}")
+    if not args.nudge_tau_hours > 0:
+        ap.error(f"--nudge-tau-hours must be positive, got {args.nudge_tau_hours}")
+    try:
+        leads = [int(k) for k in args.leads.split(",")]
+    except ValueError:
+        ap.error(f"--leads: comma-separated steps such as 1,6,12, got {args.leads!r}")
     variables = args.nudge_vars.split(",")
     try:
         truth = open_store(args.data, variables=variables)
@@ -48,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    leads = [k for k in map(int, args.leads.split(",")) if k <= args.steps]
+    leads = [k for k in leads if k <= args.steps]
     print(f"a perfect model nudged toward {args.reference}: RMSE (persistence) at steps {leads}")
     for v, e in errors.items():
         cells = [f"{e['rmse'][k]:.4g} ({e['persistence_rmse'][k]:.4g})" for k in leads]

@@ -107,3 +107,20 @@ def test_negative_start_counts_from_the_end(tiny_store, tiny_reference, capsys):
     )
     err = capsys.readouterr().err
     assert rc == 2 and f"--start {-T - 1} with --steps 4" in err and f"-{T} to -1" in err
+
+
+def test_nonsense_arguments_are_one_line_and_exit_2(tiny_store, capsys):
+    """``--steps -5`` raised an IndexError's traceback (issue 42)."""
+
+    base = ["--data", str(tiny_store), "--reference", str(tiny_store)]
+    cases = [
+        (["--steps", "-5"], "--steps must be >= 1, got -5"),
+        (["--steps", "0"], "--steps must be >= 1, got 0"),
+        (["--nudge-tau-hours", "0"], "--nudge-tau-hours must be positive"),
+        (["--leads", "1,x"], "--leads: comma-separated steps"),
+    ]
+    for extra, message in cases:
+        with pytest.raises(SystemExit) as stop:
+            main(base + extra)
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and message in err and "Traceback" not in err
