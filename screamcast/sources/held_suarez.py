@@ -171,6 +171,8 @@ class HeldSuarez:
 
     def steps_per(self, hours: float) -> int:
         steps = hours * 60.0 / self.config.dt_minutes
+        if not hours > 0:
+            raise DycoreError(f"the time to run must be positive, got {hours:g} h")
         if abs(steps - round(steps)) > 1e-9 or round(steps) < 1:
             raise DycoreError(
                 f"{hours:g} h is not a whole number of {self.config.dt_minutes:g}-minute steps"

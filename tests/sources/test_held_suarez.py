@@ -31,6 +31,18 @@ def t21():
     return model, model.advance(model.rest_state(0), 24.0)
 
 
+def test_a_time_to_run_is_positive_and_whole_steps(t21):
+    """``spinup --days -3`` said "-72 h is not a whole number of 20-minute steps" (issue 42)."""
+    from screamcast.sources.held_suarez import DycoreError
+
+    model = t21[0]
+    assert model.steps_per(6.0) == 12  # 30-minute steps
+    with pytest.raises(DycoreError, match="the time to run must be positive, got -72 h"):
+        model.steps_per(-72.0)
+    with pytest.raises(DycoreError, match="0.25 h is not a whole number of 30-minute steps"):
+        model.steps_per(0.25)
+
+
 def test_values_at_points_are_the_spectral_expansion(t21):
     """At the Gaussian grid's own nodes the synthesis equals dinosaur's inverse transform (the
     same expansion, evaluated), so at cell centres it is the expansion, not an interpolation."""
