@@ -127,8 +127,8 @@ FLAGS = (
     Flag(
         "--precision",
         "stepper.precision",
-        "the network's arithmetic (auto: bf16 on CUDA; bf16 is 2.6x fp32 on CPUs with "
-        "AMX-BF16); halo, reassembly and nudging stay fp32",
+        "the network's arithmetic (auto: bf16 on CUDA; bf16 is also the fast path on CPUs "
+        "with AMX-BF16); halo, reassembly and nudging stay fp32",
         choices=PRECISIONS,
     ),
     Flag(
