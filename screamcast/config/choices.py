@@ -9,3 +9,7 @@ INCREMENTS = ("bicubic", "bilinear", "block")  # a coarser cube reference's incr
 TIME_INTERPOLATIONS = ("cubic", "linear")  # a nudging reference between its samples
 PARTIAL = ("nudge", "refuse")  # a regional nudging reference
 GUARD_ACTIONS = ("stop", "warn", "off")  # the rollout guard (screamcast.rollout.guard)
+
+# the largest grid-scale dissipation nu (model.hyperdiffusion, stepper.hyperdiffusion): the
+# explicit step damps every mode without reversing its sign (64 nu <= 1)
+MAX_HYPERDIFFUSION = 1.0 / 64.0

@@ -18,6 +18,7 @@ from screamcast.config import strict
 from screamcast.config.choices import (
     GUARD_ACTIONS,
     INCREMENTS,
+    MAX_HYPERDIFFUSION,
     PARTIAL,
     PRECISIONS,
     TIME_INTERPOLATIONS,
@@ -226,7 +227,7 @@ class InferenceConfig:
                 "stepper.batch_size",
             )
         nu = s.hyperdiffusion
-        if nu is not None and (isinstance(nu, bool) or not 0 <= nu <= 1 / 64):
+        if nu is not None and (isinstance(nu, bool) or not 0 <= nu <= MAX_HYPERDIFFUSION):
             raise ConfigError(
                 f"{{stepper.hyperdiffusion}} must be in [0, 1/64] (null: the checkpoint's), "
                 f"got {nu!r}",

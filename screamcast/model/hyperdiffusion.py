@@ -18,9 +18,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-# the largest nu for which the explicit step damps every mode without reversing its sign
-# (64 nu <= 1)
-MAX_NU = 1.0 / 64.0
+from screamcast.config.choices import MAX_HYPERDIFFUSION as MAX_NU
 
 
 def check_nu(nu: float, where: str = "model.hyperdiffusion") -> float:
