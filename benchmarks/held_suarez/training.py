@@ -2,9 +2,10 @@
 # Copyright 2026 The screamcast authors
 """The emulator's training: the stage schedule chained by Hydra overrides (warm-up and a high
 rate, the cosine anneal, the 2- then 4-step fine-tunes on crops, then 4- and 8-step
-fine-tunes through the global step with its correctors), each stage starting from the last
-one's best checkpoint, within a CPU budget of about 50 minutes on 2 cores (steps per stage
-below; the record has each stage's minutes; docs/held-suarez.md)."""
+fine-tunes through the global step with its correctors, then 8- and 16-step ones with the
+grid-scale dissipation in the step), each stage starting from the last one's best checkpoint,
+within a CPU budget of about 75 minutes on 2 cores (steps per stage below; the record has each
+stage's minutes; docs/held-suarez.md)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ CORRECTORS = (
     " {type: mean_temperature, config: {variable: T}}]"
 )
 GLOBAL = ["unroll=global", CORRECTORS, "global_unroll.valid_samples=4"]
+# nu lap(lap(y)) on each predicted tile (screamcast/model/hyperdiffusion.py): without it a
+# two-cell checkerboard grows from a cube corner and stops a free run at day ~21; trained with
+# it through 16-step unrolls every start held 120 days (docs/notes/2026-12-03-dissipation.md)
+DISSIPATION = "model.hyperdiffusion=0.0039"
 # (name, steps, overrides): crops are tile + 2 * halo (32) throughout, so the tile fine-tune
 # (stage 3 of the production schedule) is the first stage itself
 STAGES = [
@@ -34,6 +39,17 @@ STAGES = [
     # through the rollout's own step: whole cubes, halos the model's own, the correctors
     ("s5_global_four", 300, ["optim.lr=3e-5", "rollout_steps=4", *GLOBAL, "valid_every=100"]),
     ("s6_global_eight", 150, ["optim.lr=2e-5", "rollout_steps=8", *GLOBAL, "valid_every=50"]),
+    # the same step with the dissipation the checkpoint then carries into every rollout
+    (
+        "s7_dissipated_eight",
+        150,
+        ["optim.lr=2e-5", "rollout_steps=8", *GLOBAL, DISSIPATION, "valid_every=50"],
+    ),
+    (
+        "s8_dissipated_sixteen",
+        80,
+        ["optim.lr=2e-5", "rollout_steps=16", *GLOBAL, DISSIPATION, "valid_every=50"],
+    ),
 ]
 
 

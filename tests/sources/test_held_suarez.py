@@ -162,7 +162,7 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
         "--reference-ne",
         "2",
         "--train-days",
-        "4",
+        "6",
         "--test-days",
         "4",
         "--discard-days",

@@ -183,6 +183,46 @@ def test_resume_after_sigterm_is_bitwise_equal(tiny_store, tmp_path):
         assert torch.equal(a[key], b[key]), key
 
 
+def test_killed_with_sigkill_between_checkpoints_resumes_bit_for_bit(tiny_store, tmp_path):
+    """``kill -9`` (no handler runs, nothing is saved on the way out) after step 5 of 12 with
+    checkpoints every 4 steps: the next job resumes from step 4, trains 5.. again and ends
+    with the uninterrupted run's weights and optimizer state; metrics.csv has each step once."""
+    env = os.environ | {"OMP_NUM_THREADS": "1"}
+    steps = ["steps=12", "checkpoint_every=4", "keep_every=0", "valid_every=4", "log_every=1"]
+    whole = subprocess.Popen(
+        _cli(tiny_store, tmp_path / "full", *steps), env=env, stderr=subprocess.PIPE
+    )
+    cut = tmp_path / "cut"
+    proc = subprocess.Popen(_cli(tiny_store, cut, *steps), env=env, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (cut / "metrics.csv").exists() and len(rows(cut)) >= 6:
+            proc.kill()  # SIGKILL
+            break
+        time.sleep(0.01)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    logged = [int(r["step"]) for r in rows(cut)]
+    saved = cio.load_checkpoint(cut / "latest.pth")["step"]
+    assert saved in (4, 8) and max(logged) > saved  # steps past the checkpoint were lost
+    again = subprocess.run(_cli(tiny_store, cut, *steps), env=env, capture_output=True)
+    _, err = whole.communicate(timeout=120)
+    assert whole.returncode == 0, err.decode()[-2000:]
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    assert b"resumed from" in again.stdout + again.stderr
+    a, b = cio.load_checkpoint(tmp_path / "full" / "latest.pth"), cio.load_checkpoint(
+        cut / "latest.pth"
+    )
+    assert a["step"] == b["step"] == 12
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+    for s_a, s_b in zip(a["optimizer"]["state"].values(), b["optimizer"]["state"].values()):
+        assert all(torch.equal(s_a[k], s_b[k]) for k in s_a)
+    assert [int(r["step"]) for r in rows(cut)] == [int(r["step"]) for r in rows(tmp_path / "full")]
+    lost = {r["step"]: r["train_loss"] for r in rows(tmp_path / "full")}
+    assert all(lost[r["step"]] == r["train_loss"] for r in rows(cut))  # the same losses
+
+
 def test_stage_chain(tiny_store, tmp_path):
     base = ["experiment=pytest", f"data.url={tiny_store}"]
     stages = [
