@@ -48,11 +48,23 @@ from screamcast.grid.tiling import TileLayout
 DRAW_BLOCK = 256  # sample origins drawn per random generator
 
 
-def time_range(spec, total: int) -> tuple[int, int]:
+def time_range(
+    spec, total: int, steps: int | None = None, key: str = "the time range", store: str = ""
+) -> tuple[int, int]:
     """``[lo, hi]`` time indices of a config (``lo < 0``: from the end; ``hi <= 0``: from the
-    end, 0 meaning to the end) as a Python range ``(lo, hi)``."""
+    end, 0 meaning to the end) as a Python range ``(lo, hi)``. With ``steps``, a range without
+    room for one ``steps``-step sample (``steps + 1`` times) is refused naming ``key``: before
+    the statistics pass or a dataset would divide by its empty sums."""
     lo, hi = spec
-    return (lo % total if lo < 0 else lo, total + hi if hi <= 0 else hi)
+    lo, hi = (lo % total if lo < 0 else lo, total + hi if hi <= 0 else hi)
+    if steps is not None and not (0 <= lo and hi <= total and hi - lo > steps):
+        where = f" of {store}" if store else ""
+        raise ValueError(
+            f"{key}={list(spec)} selects times [{lo}, {hi}) of the {total}{where}: a "
+            f"{steps}-step sample needs {steps + 1} consecutive times; choose a longer range "
+            f"or a store with more times"
+        )
+    return lo, hi
 
 
 class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
@@ -176,7 +188,9 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
             list(data.static),
             crop=data.crop,
             steps=steps,
-            time_range=time_range(spec, len(times)),
+            time_range=time_range(
+                spec, len(times), steps, f"data.{'valid' if valid else 'train'}_range", data.url
+            ),
             samples=data.valid_samples if valid else samples,
             seed=seed + valid,
             fixed=valid,

@@ -215,11 +215,11 @@ class Trainer:
         variables = d.prognostic + d.diagnostic
         if d.stats_from_store:  # an ingested store's statistics: no statistics pass
             return None, store_stats(self.ds, [*variables, *d.static], d.url)
+        steps = cfg.rollout_steps
+        train_times = time_range(d.train_range, T, steps, "data.train_range", d.url)
         mine = None
         if self.rank0:  # rank 0 computes, everyone gets the same numbers
-            mine = compute_stats(
-                self.ds, variables, d.static, time_range=time_range(d.train_range, T)
-            )
+            mine = compute_stats(self.ds, variables, d.static, time_range=train_times)
         return None, self.fabric.broadcast(mine)
 
     def _build_model(self) -> None:

@@ -84,10 +84,12 @@ class GlobalObjective:
     def datasets(self, layout, times, samples: int, seed: int):
         d, k, T = self.cfg.data, self.cfg.rollout_steps, len(times)
         names = list(d.prognostic), list(d.diagnostic)
-        train = CubeSamples(self.ds, *names, time_range(d.train_range, T), k, samples, seed)
+        train_times = time_range(d.train_range, T, k, "data.train_range", d.url)
+        train = CubeSamples(self.ds, *names, train_times, k, samples, seed)
         n_valid = self.cfg.global_unroll.valid_samples
         # validation scores one step (the loss the stage's best checkpoint is chosen by)
-        valid = CubeSamples(self.ds, *names, time_range(d.valid_range, T), 1, n_valid, fixed=True)
+        valid_times = time_range(d.valid_range, T, 1, "data.valid_range", d.url)
+        valid = CubeSamples(self.ds, *names, valid_times, 1, n_valid, fixed=True)
         return train, valid, self.cfg.global_unroll.cubes, n_valid
 
     def __call__(self, batch: dict):

@@ -183,6 +183,15 @@ def test_resume_after_sigterm_is_bitwise_equal(tiny_store, tmp_path):
         assert torch.equal(a[key], b[key]), key
 
 
+def test_a_training_range_without_a_sample_is_refused_by_its_key(tiny_store, tmp_path):
+    """17 times, [0, -16] keeps one: refused naming the key before the statistics pass (which
+    divided by zero), for crops and for the global unroll alike."""
+    base = ["experiment=pytest", f"data.url={tiny_store}", "data.train_range=[0,-16]"]
+    for extra in ([], ["unroll=global"]):
+        with pytest.raises(ValueError, match=r"data.train_range=\[0, -16\] selects times"):
+            train(config(*base, *extra, f"run_dir={tmp_path / str(len(extra))}"))
+
+
 def test_killed_with_sigkill_between_checkpoints_resumes_bit_for_bit(tiny_store, tmp_path):
     """``kill -9`` (no handler runs, nothing is saved on the way out) after step 5 of 12 with
     checkpoints every 4 steps: the next job resumes from step 4, trains 5.. again and ends
@@ -210,13 +219,16 @@ def test_killed_with_sigkill_between_checkpoints_resumes_bit_for_bit(tiny_store,
     assert whole.returncode == 0, err.decode()[-2000:]
     assert again.returncode == 0, again.stderr.decode()[-2000:]
     assert b"resumed from" in again.stdout + again.stderr
-    a, b = cio.load_checkpoint(tmp_path / "full" / "latest.pth"), cio.load_checkpoint(
-        cut / "latest.pth"
+    a, b = (
+        cio.load_checkpoint(tmp_path / "full" / "latest.pth"),
+        cio.load_checkpoint(cut / "latest.pth"),
     )
     assert a["step"] == b["step"] == 12
     for key in a["model"]:
         assert torch.equal(a["model"][key], b["model"][key]), key
-    for s_a, s_b in zip(a["optimizer"]["state"].values(), b["optimizer"]["state"].values()):
+    for s_a, s_b in zip(
+        a["optimizer"]["state"].values(), b["optimizer"]["state"].values(), strict=True
+    ):
         assert all(torch.equal(s_a[k], s_b[k]) for k in s_a)
     assert [int(r["step"]) for r in rows(cut)] == [int(r["step"]) for r in rows(tmp_path / "full")]
     lost = {r["step"]: r["train_loss"] for r in rows(tmp_path / "full")}
