@@ -38,9 +38,10 @@ def _check(ds: xr.Dataset, names: tuple[str, str, str], where: str) -> None:
         )
 
 
-def ke_spectra(out: xr.Dataset, truth: xr.Dataset, names=("U", "V", "T")) -> dict:
-    """Half the sum of u's and v's power per degree, top layer: the rollout's last step and
-    the truth's mean over :data:`SPECTRUM_TIMES` times."""
+def ke_spectra(out: xr.Dataset, truth: xr.Dataset, last: int, names=("U", "V", "T")) -> dict:
+    """Half the sum of u's and v's power per degree, top layer: the rollout at time index
+    ``last`` (its last scored time: a run its guard stopped leaves the later times unwritten,
+    NaN) and the truth's mean over :data:`SPECTRUM_TIMES` times."""
     from screamcast.evaluation.spectra import CubeSpectrum
     from screamcast.grid.physics import PhysicsGrid
 
@@ -53,7 +54,7 @@ def ke_spectra(out: xr.Dataset, truth: xr.Dataset, names=("U", "V", "T")) -> dic
         return 0.5 * (spec(top(u)) + spec(top(v)))
 
     picks = np.unique(np.linspace(0, truth.sizes["time"] - 1, SPECTRUM_TIMES).round().astype(int))
-    return {"rollout": ke(out, -1), "truth": np.mean([ke(truth, k) for k in picks], axis=0)}
+    return {"rollout": ke(out, last), "truth": np.mean([ke(truth, k) for k in picks], axis=0)}
 
 
 def climate_report(
@@ -74,10 +75,12 @@ def climate_report(
     if figures:
         from screamcast.evaluation import climate_figures as cf
 
-        spectra = ke_spectra(out, ref, names)
+        last = model.count - 1  # the rollout's last time before a non-finite value
+        spectra = ke_spectra(out, ref, last, names)
+        numbers["ke_spectrum"] = {"time": str(out["time"].values[last])} | spectra
         cf.plot_zonal(report / "climate_zonal.png", model.means(), base.means())
         cf.plot_eke(report / "climate_eke.png", model.means()["eke"], base.means()["eke"])
-        cf.plot_spectrum(report / "climate_ke_spectrum.png", spectra, str(out["time"].values[-1]))
+        cf.plot_spectrum(report / "climate_ke_spectrum.png", spectra, str(out["time"].values[last]))
         cf.plot_global_t(report / "climate_global_t.png", model.global_t, base.global_t)
     (report / "climate.md").write_text(_lines(output, truth, numbers, model, figures))
     return numbers

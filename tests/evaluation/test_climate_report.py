@@ -57,3 +57,23 @@ def test_a_store_without_the_winds_is_refused(tmp_path, capsys):
     truth = store(tmp_path / "truth.zarr", 4, 30.0, 0.0, 0)
     assert main([truth, "--truth", truth, "--climate", "--climate-names", "u,v,T"]) == 2
     assert "needs the winds and temperature u, v, T (missing: u, v)" in capsys.readouterr().err
+
+
+def test_a_stopped_rollouts_spectrum_is_its_last_written_time(tmp_path):
+    """A rollout its guard stopped leaves NaN in the times it never wrote: the spectrum is
+    that of its last finite time (it took the store's last time: all NaN, an empty curve)."""
+    from screamcast.evaluation.climate_report import climate_report
+    from screamcast.evaluation.spectra import CubeSpectrum
+
+    truth = store(tmp_path / "truth.zarr", 12, 30.0, 0.0, 0)
+    out = xr.open_zarr(store(tmp_path / "out.zarr", 8, 32.0, 0.5, 1)).load()
+    for name in ("U", "V", "T"):
+        out[name][5:] = np.nan  # steps 5.. never written
+    out.to_zarr(tmp_path / "stopped.zarr", consolidated=False)
+    got = climate_report(str(tmp_path / "stopped.zarr"), truth, tmp_path / "r")["ke_spectrum"]
+    spec = CubeSpectrum(PhysicsGrid.for_face_size(16))
+    at = out.isel(time=4)
+    expected = 0.5 * (spec(at["U"].values[0]) + spec(at["V"].values[0]))
+    assert got["time"] == "2001-01-02 00:00:00"  # time 4: a day after the start
+    np.testing.assert_allclose(got["rollout"], expected, rtol=1e-6)
+    assert np.isfinite(got["rollout"]).all() and expected[1:].sum() > 1.0
