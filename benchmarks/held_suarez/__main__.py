@@ -82,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         discard_days=a.discard_days,
     )
     paths = data.make(plan)
+    found = stages.found_done(work)  # before this invocation runs them: the record says so
     checkpoint, minutes = stages.train(paths["train"], work, a.train_scale, a.train_override)
     result = {"settings": vars(a), "train_minutes": minutes, "checkpoint": str(checkpoint)}
+    result["found_done"] = found
     result["forecasts"] = stages.forecasts(paths, checkpoint, work, a.starts, a.lead_days)
     result["climate"] = stages.climate(paths, checkpoint, work, a.climate_days)
     fastest = fastest_cpu_precision()  # bf16 on a CPU with AMX-BF16

@@ -72,6 +72,11 @@ def _ratio(a, b) -> float:
     return float(a) / float(b) if b else math.nan
 
 
+def _stop(stopped: str) -> str:
+    """The guard's message without the output path and config pointer after ``;``."""
+    return stopped.split("; ")[0].replace("|", "/")
+
+
 def targets(r: dict) -> list[tuple[str, str, bool]]:
     """``(target, measured, met)`` for every target of the benchmark."""
     m = r["forecasts"]["models"]
@@ -135,7 +140,7 @@ def targets(r: dict) -> list[tuple[str, str, bool]]:
     out.append(
         (
             f"{c['days']:g}-day free rollout: no NaN, no guard trip (numbers: before it left)",
-            f"{where}; {stop[:90]}",
+            f"{where}; {_stop(stop)}",
             c["bounded"] and left is None,
         )
     )
@@ -166,7 +171,7 @@ def targets(r: dict) -> list[tuple[str, str, bool]]:
         out.append(
             (
                 "global-mean T within 1 K of the truth's climatology every day",
-                f"{within:g} of {c['steps_run'] / 4:g} days",
+                f"{within:g} of the {c['days']:g} days (the run: {c['steps_run'] / 4:g})",
                 within >= c["days"],
             )
         )
@@ -231,6 +236,18 @@ def tables(r: dict) -> str:
     return "\n".join(lines) + "\n\n" + "\n".join(t)
 
 
+def _found(r: dict) -> str:
+    """Which stages an earlier invocation in the same work folder made (the data's cost is in
+    the lab book)."""
+    if "found_done" not in r:  # records before 2026-12-04 did not keep it
+        return "the record does not say which stages earlier invocations made"
+    if not r["found_done"]:
+        return "every training stage, the forecasts and the climate run made by this invocation"
+    return "found done in the work folder, made by earlier invocations: " + ", ".join(
+        r["found_done"]
+    )
+
+
 def write_doc(payload: dict) -> None:
     r = payload["result"]
     figures(r)
@@ -238,9 +255,7 @@ def write_doc(payload: dict) -> None:
     text = (
         f"Measured by `{payload['command']}` at commit {machine['commit']} on "
         f"{machine['cpu']} ({machine['cores']} cores), {payload['when']}; the training "
-        f"stages took {sum(r['train_minutes'].values()):.0f} minutes (the data (lab book) "
-        "and the training were made by earlier invocations in the "
-        "same work folder, which this one found done).\n\n"
+        f"stages took {sum(r['train_minutes'].values()):.0f} minutes ({_found(r)}).\n\n"
         + tables(r)
         + "\n\n![skill per lead](figures/held_suarez_leads.png)\n\n"
         "![kinetic-energy spectra at day 5](figures/held_suarez_spectra.png)\n\n"
@@ -317,6 +332,8 @@ def climate_figures(c: dict) -> None:
     cf.plot_eke(FIGURES / "held_suarez_eke.png", zonal["eke"], truth["eke"])
     if "ke_spectrum_last" in c:
         when = f"day {c['steps_run'] / 4:g}"
+        if not np.isfinite(c["ke_spectrum_last"]["rollout"]).any():
+            when += " (not in this record: it took an unwritten time)"
         cf.plot_spectrum(FIGURES / "held_suarez_ke_spectrum.png", c["ke_spectrum_last"], when)
     cf.plot_global_t(FIGURES / "held_suarez_global_t.png", c["global_t"], c["global_t_truth"])
 

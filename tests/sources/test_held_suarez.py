@@ -188,6 +188,8 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
     t21 = r["forecasts"]["models"]["t21"]["U[0]"]["rmse"]
     assert t21[0] < 0.5 and np.isfinite(t21).all()  # the T21 run starts from the T21 truth
     assert r["climate"]["bounded"] and r["climate"]["steps_run"] == 8
+    assert r["found_done"] == []  # a fresh work folder: this invocation made every stage
+    assert np.isfinite(r["climate"]["ke_spectrum_last"]["rollout"][1:]).all()
     cost = r["cost"]
     assert set(cost) == {"emulator", "emulator_fp32", "emulator_with_start_up", "dycore_T21"}
     assert all(0 < c["seconds_per_day"] < 1e4 for c in cost.values())
@@ -198,3 +200,18 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
     )
     store = xr.open_zarr(work / "data/test.zarr")
     assert "dinosaur" in store.attrs["history"] or store.attrs["source_files"]
+
+
+def test_the_report_says_what_it_found_done_and_where_the_guard_stopped():
+    """Generated sentences, not fixed ones: the stages an earlier invocation made, and the
+    guard's message whole up to its pointer to the kept steps."""
+    from benchmarks.held_suarez import report
+
+    assert "made by this invocation" in report._found({"found_done": []})
+    assert report._found({"found_done": ["s1_warm", "forecasts"]}).endswith("s1_warm, forecasts")
+    assert "does not say" in report._found({})
+    msg = (
+        "the state left physics at step 416 (0002-01-31 00:00:00): PS's largest departure "
+        "8269.2 is outside [0, 10 x 818.8] (the guard section); /w/c.zarr keeps the steps"
+    )
+    assert report._stop(msg) == msg.split("; ")[0] and "c.zarr" not in report._stop(msg)
