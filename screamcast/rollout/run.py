@@ -63,14 +63,13 @@ def run_rollout(
 
             try:
                 summary["exchange"] = run_decomposed(plan, rank, world, device)
-            except RuntimeError as err:  # gloo's and NCCL's words for a collective timeout
-                if "timed out" not in str(err).lower() and "timeout" not in str(err).lower():
+            except RuntimeError as err:  # gloo's and NCCL's words for a lost rank
+                lost = _lost_rank(str(err), config.stepper.timeout_minutes)
+                if lost is None:
                     raise
                 raise RolloutError(
-                    f"rank {rank}: another rank did not answer within "
-                    f"{config.stepper.timeout_minutes:g} min (stalled or dead: its error, if "
-                    f"any, is on its stderr); {plan.output} keeps its complete steps: rerun "
-                    "with --resume"
+                    f"rank {rank}: {lost} (its error, if any, is on its stderr); "
+                    f"{plan.output} keeps its complete steps: rerun with --resume"
                 ) from None
             finally:
                 _leave_group()
@@ -171,6 +170,17 @@ def _steps(plan: RolloutPlan, writer: RolloutWriter, device: str, scores=None) -
         writer.close()
         if bar is not None:
             bar.close()
+
+
+def _lost_rank(error: str, timeout_minutes: float) -> str | None:
+    """What a collective's error says happened to another rank, or None for any other
+    error: a timeout (stalled, or dead unseen) or a closed connection (it stopped)."""
+    error = error.lower()
+    if "timed out" in error or "timeout" in error:
+        return f"another rank did not answer within {timeout_minutes:g} min (stalled or dead)"
+    if "connection closed by peer" in error or "connection reset" in error:
+        return "another rank stopped mid-run"
+    return None
 
 
 def _ranks(device: str, timeout_minutes: float = 10.0) -> tuple[int, int, str]:

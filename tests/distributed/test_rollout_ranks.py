@@ -233,3 +233,51 @@ def test_a_stalled_rank_stops_the_others_at_the_collective_timeout(
     assert "rank 0: another rank did not answer within 0.1 min" in done.stderr, done.stderr[-3000:]
     # step 1 is written but counts as complete only once every rank reached step 2's commit
     assert zarr.open_group(out, mode="r").attrs["complete_steps"] == 1
+
+
+def test_a_full_disk_on_one_rank_stops_the_run_keeping_its_steps_and_it_resumes(
+    tiny_checkpoint, tiny_store, tmp_path
+):
+    """Rank 1's disk fills in its third step (a step corrector, in its own file, lowers that
+    process's file-size limit to 0: real EFBIG writes, as ENOSPC would be): the run stops
+    with the write's one-line error naming the output, the steps before stay complete, and
+    ``--resume`` with room again ends equal to a run that never failed."""
+    (tmp_path / "fill.py").write_text(
+        "import os, resource, signal\n"
+        "from dataclasses import dataclass\n"
+        "from screamcast.step.correctors import register_step_corrector\n\n"
+        "@dataclass(frozen=True)\n"
+        "class FillConfig:\n"
+        "    at_call: int = 3\n\n"
+        "@register_step_corrector('fill', FillConfig)\n"
+        "class Fill:\n"
+        "    name = 'fill'\n"
+        "    def __init__(self, config, geometry, where):\n"
+        "        self.at, self.calls = config.at_call, 0\n"
+        "    def __call__(self, before, after):\n"
+        "        self.calls += 1\n"
+        "        mine = os.environ.get('FILL_RANK') == os.environ.get('RANK', '-')\n"
+        "        if self.calls == self.at and mine:\n"
+        "            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG, not death\n"
+        "            resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))\n"
+        "        return after, {}\n"
+    )
+    env = ENV | {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ENV.get('PYTHONPATH', '')}"}
+    plug = ["stepper.correctors=[{type: 'fill:fill'}]", "--batch-size", "4"]
+    one, cut = tmp_path / "one.zarr", tmp_path / "cut.zarr"
+    single = [sys.executable, str(SCRIPT), *args(tiny_checkpoint, tiny_store, one, *plug, steps=5)]
+    done = subprocess.run(single, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    argv = args(tiny_checkpoint, tiny_store, cut, *plug, steps=5)
+    done = subprocess.run(ranks(2, argv), env=env | {"FILL_RANK": "1"}, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode != 0
+    assert f"writing {cut} failed: OSError: [Errno 27] File too large" in done.stderr
+    assert "]: Traceback" not in done.stderr, done.stderr[-3000:]  # no rank's (torchrun's own
+    # report of the failed rank stays)
+    kept = zarr.open_group(cut, mode="r").attrs["complete_steps"]
+    assert 1 <= kept < 6, kept
+    done = subprocess.run(ranks(2, [*argv, "--resume"]), env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_same(one, cut)
