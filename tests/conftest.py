@@ -30,6 +30,26 @@ def tiny_store(tmp_path_factory):
     return write_store(tmp_path_factory.mktemp("stores") / "tiny.zarr", **TINY)
 
 
+@pytest.fixture(scope="session")
+def holed_stores(tiny_store, tmp_path_factory):
+    """``(nan, empty)``: the tiny store with u NaN at every pixel of time 1 and at one pixel of
+    time 5 (as fill values leave a store), and the tiny store with no times at all."""
+    import shutil
+
+    import xarray as xr
+    import zarr
+
+    tmp = tmp_path_factory.mktemp("holed")
+    nan, empty = tmp / "nan.zarr", tmp / "empty.zarr"
+    shutil.copytree(tiny_store, nan)
+    u = zarr.open_group(nan, mode="r+")["u"]  # (time, face, y, x)
+    u[1] = float("nan")
+    u[5, 0, 0, 0] = float("nan")
+    ds = xr.open_zarr(tiny_store, consolidated=False)
+    ds.isel(time=slice(0, 0)).to_zarr(empty, consolidated=False)
+    return nan, empty
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -67,6 +67,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _non_finite(store) -> dict:
+    import zarr
+
+    return dict(zarr.open_group(store, mode="r").attrs.get("non_finite", {}))
+
+
 @guarded
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
@@ -77,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
 
             out = coarsen_store(a.store, a.output, a.ne, a.every, json.loads(a.storage_options))
             print(f"wrote {out}")
+            for v, e in _non_finite(out).items():
+                print(
+                    f"note: {v} is not finite in {e['values']} coarse cells at {len(e['times'])} "
+                    f"times (first {e['times'][0]}): the input {a.store} is not finite there"
+                )
             return 0
         config = DycoreConfig(a.truncation, a.levels, a.dt_minutes)
         from screamcast.sources import dycore_run as run

@@ -53,10 +53,16 @@ def main(argv: list[str] | None = None) -> int:
         options = json.loads(a.storage_options)
         metrics = [m for m in a.metrics.split(",") if m]
         figures = not a.no_figures
-        evaluate(a.output, a.truth, report, options, a.climatology, a.tile, figures, metrics)
+        table = evaluate(
+            a.output, a.truth, report, options, a.climatology, a.tile, figures, metrics
+        )
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    from screamcast.evaluation.rollout_scores import truth_gaps
+
+    for line in truth_gaps(table, a.truth):
+        print(line)
     print(f"wrote {report}/report.md")
     return 0
 

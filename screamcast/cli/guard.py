@@ -76,16 +76,24 @@ def _options(args: list[str]) -> dict:
     return {k: v for k, v in found.items() if isinstance(v, dict)}
 
 
+_REDACTED: list[dict] = []  # every guarded call's storage options, in this process
+
+
 def _redacting(options: dict) -> None:
-    """Every log record's text redacted from here on (handlers are set up later, by Hydra)."""
+    """Every log record's text redacted from here on (handlers are set up later, by Hydra),
+    of this call's secrets and of every earlier call's in the same process (a notebook or a
+    test that runs several commands)."""
+    if options not in _REDACTED:
+        _REDACTED.append(options)
     make = logging.getLogRecordFactory()
     if getattr(make, "screamcast_redacts", False):
         return
 
     def factory(*a, **kw):
         record = make(*a, **kw)
-        text = record.getMessage()
-        clean = redact(text, options)
+        text = clean = record.getMessage()
+        for given in _REDACTED:
+            clean = redact(clean, given)
         if clean != text:
             record.msg, record.args = clean, ()
         return record

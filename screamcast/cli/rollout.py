@@ -139,12 +139,19 @@ def _run(config: InferenceConfig, origin: dict) -> tuple[dict, dict | None]:
 
 def _report(config: InferenceConfig, table: dict | None) -> None:
     """The table of the scores written beside the output (the demo's README table)."""
+    from screamcast.evaluation.rollout_scores import truth_gaps
+
     output = config.output.path
     if table is None:
-        print(f"wrote {output}")
+        print(
+            f"wrote {output} (not scored: {config.initial_condition.data} does not hold every "
+            "output time; score it against a truth with screamcast-evaluate, docs/evaluation.md)"
+        )
         return
     base = str(output).removesuffix(".zarr")
     print_table(table, config.output.steps)
+    for line in truth_gaps(table, config.initial_condition.data):
+        print(line)
     picture = f", {base}_last_step.png" if Path(f"{base}_last_step.png").exists() else ""
     print(f"\nwrote {output}, {base}_metrics.csv/.json{picture}")
 

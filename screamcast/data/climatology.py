@@ -10,9 +10,10 @@ import xarray as xr
 from screamcast.data.store import StoreError
 
 
-def time_mean_climatology(store, variables: list[str]) -> np.ndarray:
+def time_mean_climatology(store, variables: list[str], name: str = "") -> np.ndarray:
     """``(V, 6, n, n)``: each variable's time mean in a climatology store (static variables as
-    they are), read one time at a time."""
+    they are), read one time at a time. A non-finite mean is refused (it would make every
+    anomaly correlation NaN, silently); ``name``: the store, for that message."""
     out = []
     for v in variables:
         da = store[v]
@@ -23,6 +24,13 @@ def time_mean_climatology(store, variables: list[str]) -> np.ndarray:
         for i in range(da.sizes["time"]):
             total += da.isel(time=i).values
         out.append(total / da.sizes["time"])
+    for v, mean in zip(variables, out, strict=True):
+        bad = int(np.count_nonzero(~np.isfinite(mean)))
+        if bad:
+            raise StoreError(
+                f"climatology {name}: variable {v!r} has {bad} non-finite values in its time "
+                "mean (a NaN or inf at some time): give a climatology with finite values"
+            )
     return np.stack(out)
 
 
@@ -31,7 +39,7 @@ def cube_climatology(clim: xr.Dataset, name: str, variables, grid) -> np.ndarray
     missing = [v for v in variables if v not in clim]
     if missing:
         raise StoreError(f"climatology {name} has no variable {', '.join(missing)}")
-    maps = time_mean_climatology(clim, variables)
+    maps = time_mean_climatology(clim, variables, name)
     if maps.shape[1:] != grid.shape:
         raise StoreError(f"climatology {name} has fields {maps.shape[1:]}, expected {grid.shape}")
     return maps

@@ -27,7 +27,7 @@ from screamcast.evaluation.drift import GlobalMeanDrift
 from screamcast.evaluation.power_spectra import PowerSpectra
 from screamcast.evaluation.report import report_lines
 from screamcast.evaluation.rmse import RmseBias
-from screamcast.evaluation.rollout_scores import truth_aggregators
+from screamcast.evaluation.rollout_scores import truth_aggregators, truth_gaps
 from screamcast.evaluation.scores import Scores
 from screamcast.evaluation.scoring_grid import ScoringGrid, as_faces, sorted_latlon
 from screamcast.evaluation.seams import SeamSkill
@@ -86,6 +86,8 @@ def evaluate(
         partial,
     )
     lines += [f"- `{k}`: {v}" for k, v in out.attrs.items() if k != "screamcast_url"]
+    gaps = truth_gaps(table, truth)
+    lines[4:4] = [*gaps, ""] if gaps else []  # under the report's truth line
     (report / "report.md").write_text("\n".join(lines) + "\n")
     return table
 
@@ -172,7 +174,7 @@ def _climatology(out, scoring, grid, variables, climatology, storage_options):
         )
     if not is_latlon(clim):  # on the output's grid: taken to the truth's cells as the rollout is
         return scoring(cube_climatology(clim, climatology, variables, grid))
-    maps = as_faces(time_mean_climatology(sorted_latlon(clim), variables))
+    maps = as_faces(time_mean_climatology(sorted_latlon(clim), variables, climatology))
     if maps.shape[-2:] != scoring.area.shape[-2:] or not np.allclose(
         np.sort(clim["lat"].values), scoring.lat[0, :, 0]
     ):

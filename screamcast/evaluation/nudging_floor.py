@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from screamcast.data.store import dataset_grid, time_step
+from screamcast.data.store import StoreError, dataset_grid, describe_non_finite, time_step
 from screamcast.evaluation.metrics import area_weighted_rmse
 from screamcast.rollout.nudging.relaxation import Relaxation
 
@@ -44,9 +44,10 @@ def perfect_model_errors(
     T = truth.sizes["time"]
     k0 = T - steps - 1 if start is None else (T + start if start < 0 else start)
     if k0 < 0 or k0 + steps >= T:
+        given = f"--start {start} with --steps {steps}" if start is not None else f"--steps {steps}"
         raise ValueError(
-            f"--start {start} with --steps {steps}: {steps} steps from time index {k0} do not "
-            f"fit the truth's {T} times (indices 0 to {T - 1}, or -{T} to -1 from the end)"
+            f"{given}: {steps} steps from time index {k0} do not fit the truth's {T} times "
+            f"(indices 0 to {T - 1}, or -{T} to -1 from the end; {T - 1} steps at most)"
         )
     grid, step = dataset_grid(truth), time_step(truth)
     nudger = Relaxation(
@@ -64,7 +65,12 @@ def perfect_model_errors(
     area = truth["area"].values  # (6, n, n)
 
     def at(k: int) -> np.ndarray:  # (V, 6, n, n) in float64
-        return np.stack([truth[v].isel(time=k0 + k).values for v in variables]).astype(np.float64)
+        fields = np.stack([truth[v].isel(time=k0 + k).values for v in variables])
+        where = f"{truth.attrs.get('screamcast_url', 'the truth')} at {times[k]}"
+        bad = describe_non_finite(fields, variables, where)  # a NaN truth: no floor to measure
+        if bad:
+            raise StoreError(f"{bad}: choose a --start and --steps where the truth is finite")
+        return fields.astype(np.float64)
 
     first = previous = at(0)
     x = torch.as_tensor(first)  # (V, 6, n, n)

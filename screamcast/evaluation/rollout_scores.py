@@ -9,6 +9,8 @@ climatology); against the nudging reference whenever the rollout is nudged.
 
 from __future__ import annotations
 
+import math
+
 from screamcast.evaluation.aggregator import TruthSource
 from screamcast.evaluation.anomaly_correlation import AnomalyCorrelation
 from screamcast.evaluation.drift import GlobalMeanDrift
@@ -31,6 +33,20 @@ def truth_aggregators(
     if climatology is not None:
         aggregators.append(AnomalyCorrelation(climatology, area, variables, steps, truth))
     return aggregators + [metric_factory(name)(truth, grid, area) for name in metrics]
+
+
+def truth_gaps(table: dict, truth: str) -> list[str]:
+    """One line per variable whose truth is not finite at some scored step (its scores there
+    are NaN: said, not left for the reader to find in the table)."""
+    lines = []
+    for var, m in table.items():
+        holes = [k for k, x in enumerate(m.get("truth_global_mean", [])) if not math.isfinite(x)]
+        if holes:
+            lines.append(
+                f"note: {var}'s scores are NaN at {len(holes)} steps (from {holes[:5]}): the "
+                f"truth in {truth} is not finite there"
+            )
+    return lines
 
 
 def rollout_scores(plan) -> Scores | None:

@@ -93,6 +93,30 @@ def is_rollout_output(path: Path) -> bool:
     return attrs is not None and attrs.get("title") == TITLE
 
 
+def check_room(path: Path, steps: int, bytes_per_step: int, action: str) -> None:
+    """Refuse a run whose output cannot fit the free space of its disk before anything is
+    built (a mistyped ``steps`` of 10**8 would otherwise plan for hours and fill the disk);
+    a resumed output needs room for its missing steps only."""
+    done = int((read_attrs(path) or {}).get("complete_steps", 0)) if action == "resume" else 0
+    need = max(steps + 1 - done, 0) * bytes_per_step
+    free = shutil.disk_usage(path.parent).free
+    if need > free:
+        raise OutputError(
+            f"output {path}: {{output.steps}}={steps} needs {_size(need)} "
+            f"({_size(bytes_per_step)} a step) and its disk has {_size(free)} free: ask for "
+            "fewer steps or write where there is room",
+            "output.steps",
+        )
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
 def check_existing(path: Path, resume: bool, overwrite: bool) -> str:
     """What to do with the output path: ``create``, ``resume`` or ``replace``."""
     if resume and overwrite:

@@ -310,8 +310,9 @@ def plan_rollout(
     _check_data_levels(desc, ds, prog + diag + static, c)
     times, dt = ds["time"].values, _time_step(ds, desc, ic.data)
     i0 = _start_index(times, ic.start, ic.data)
-    out_times = np.array([times[i0] + k * dt for k in range(o.steps + 1)])  # in its calendar
     grid = dataset_grid(ds)
+    out.check_room(path, o.steps, len(prog + diag) * 6 * grid.n**2 * 4, action)
+    out_times = np.array([times[i0] + k * dt for k in range(o.steps + 1)])  # in its calendar
     climatology = _climatology(c, prog + diag, ds, out_times, grid)
     corrector = _corrector(c, prog, dt, ds, out_times)
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import xarray as xr
+import zarr
 
 from screamcast.data.calendar import encode
 from screamcast.data.store import StoreError, dataset_grid, open_store
@@ -52,24 +53,28 @@ def coarsen_store(
     ]
     names = [v for v in names if "[" not in v]  # a 3-D variable, not its channel views
     times = ds["time"].values[::every]
+    if times.size == 0:
+        raise StoreError(f"{url} holds no times: nothing to coarsen")
     _, units, calendar = encode(times)
+    non_finite: dict[str, dict] = {}  # as the ingestion records it: {var: {values, times}}
     for b0 in range(0, times.size, block):
         part = ds[names].isel(time=slice(b0 * every, (b0 + block) * every, every))
+        means = {v: block_mean(part[v].values, fine.area, factor).astype(np.float32) for v in names}
+        for v, m in means.items():  # a NaN fine cell makes its coarse cell NaN: recorded
+            bad = ~np.isfinite(m.reshape(m.shape[0], -1))  # (t, values)
+            for k in np.flatnonzero(bad.any(axis=1)):
+                entry = non_finite.setdefault(v, {"values": 0, "times": []})
+                entry["values"] += int(bad[k].sum())
+                entry["times"].append(str(part["time"].values[k]))
         out = xr.Dataset(
-            {
-                v: (
-                    part[v].dims,
-                    block_mean(part[v].values, fine.area, factor).astype(np.float32),
-                    ds[v].attrs,
-                )
-                for v in names
-            },
+            {v: (part[v].dims, means[v], ds[v].attrs) for v in names},
             coords={"time": part["time"].values} | _level_coords(ds, names),
         )
         if b0 == 0:
             _create(out, output, coarse, names, url, fine, factor, every, units, calendar)
         else:
             out.to_zarr(output, append_dim="time", consolidated=False)
+    zarr.open_group(output, mode="r+").attrs["non_finite"] = non_finite
     return output
 
 

@@ -123,3 +123,15 @@ def test_a_checkpoint_and_its_run_directory_keep_no_secret(s3, tmp_path):
     options = ckpt["description"]["config"]["data"]["storage_options"]
     assert options["secret"] == "***" and options["endpoint_url"] == opts["endpoint_url"]
     assert secret not in done.stdout + done.stderr
+
+
+def test_a_later_commands_secrets_are_redacted_too(caplog):
+    """The record factory is installed once per process: the secrets of a second guarded
+    call (another command in the same notebook) were not redacted (seen in CI's order)."""
+    guard._redacting({"secret": "first-secret-1"})
+    guard._redacting({"secret": "second-secret-2"})
+    with caplog.at_level(logging.WARNING):
+        logging.getLogger("screamcast.test").warning(
+            "%s and %s", "first-secret-1", "second-secret-2"
+        )
+    assert caplog.records[-1].getMessage() == "*** and ***"

@@ -214,3 +214,44 @@ def test_the_report_says_when_the_reference_blocks_divide_the_tile(
     note = "reference's blocks (4 x 4 cells) divide the 8-cell tile"
     assert note in texts["nudged"] and "reference's blocks" not in texts["free"]
     assert texts["nudged"].index(note) < texts["nudged"].index("## Provenance")
+
+
+def test_a_truth_with_nan_is_said_and_a_nan_climatology_refused(
+    tiny_checkpoint, tiny_store, holed_stores, tmp_path, capsys
+):
+    """NaN in the truth at scored times gave NaN scores without a word (issue 42): the rollout
+    and screamcast-evaluate name the variable and its steps, report.md too; a climatology
+    with a NaN, which would make every ACC NaN, is refused; so is a truth with no times."""
+    from screamcast.cli import evaluate
+
+    nan, empty = holed_stores
+    out = tmp_path / "r.zarr"
+    assert cli.main(args(tiny_checkpoint, nan, out, steps=6)) == 0
+    note = f"note: u's scores are NaN at 2 steps (from [1, 5]): the truth in {nan} is not finite"
+    said = capsys.readouterr().out
+    assert note in said and "v's scores" not in said
+    table = json.loads((tmp_path / "r_metrics.json").read_text())
+    assert np.isnan(table["u"]["rmse"][1]) and np.isfinite(table["u"]["rmse"][2])
+    report = tmp_path / "rep"
+    assert (
+        evaluate.main([str(out), "--truth", str(nan), "--report", str(report), "--no-figures"]) == 0
+    )
+    assert note in capsys.readouterr().out and note in (report / "report.md").read_text()
+    cmd = [str(out), "--truth", str(tiny_store), "--report", str(report), "--no-figures"]
+    assert evaluate.main([*cmd, "--climatology", str(nan)]) == 2
+    err = capsys.readouterr().err
+    assert f"climatology {nan}: variable 'u' has 1536 non-finite values in its time mean" in err
+    assert evaluate.main([str(out), "--truth", str(empty), "--report", str(report)]) == 2
+    assert "has no 'time' values" in capsys.readouterr().err
+
+
+def test_a_rollout_past_the_truth_says_it_is_not_scored(
+    tiny_checkpoint, tiny_store, tmp_path, capsys
+):
+    """20 steps of 3 h from the first of 17 times: written, and the summary says why there
+    are no scores (it printed only "wrote ...")."""
+    out = tmp_path / "r.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, steps=20)) == 0
+    said = capsys.readouterr().out
+    assert f"wrote {out} (not scored: {tiny_store} does not hold every output time" in said
+    assert open_out(out).sizes["time"] == 21 and not (tmp_path / "r_metrics.json").exists()

@@ -124,3 +124,23 @@ def test_nonsense_arguments_are_one_line_and_exit_2(tiny_store, capsys):
             main(base + extra)
         err = capsys.readouterr().err
         assert stop.value.code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_truth_with_nan_or_no_times_is_one_line(holed_stores, tiny_reference, capsys):
+    """A NaN in the truth made every score NaN without a word; a store with no times, and
+    the default range on a store too short for it, are refused naming what fits."""
+    nan, empty = holed_stores
+    base = ["--reference", str(tiny_reference), "--steps", "4"]
+    assert main(["--data", str(nan), *base, "--start", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "nan.zarr at 2020-01-01 03:00:00: variable 'u' has 1536 non-finite values" in err
+    assert "choose a --start and --steps where the truth is finite" in err
+    assert main(["--data", str(nan), *base]) == 0  # the last 5 times are finite
+    assert "nan" not in capsys.readouterr().out.split("at steps")[1]
+    assert main(["--data", str(empty), *base]) == 2
+    assert "has no 'time' values" in capsys.readouterr().err
+    assert main(["--data", str(nan), "--reference", str(tiny_reference), "--steps", "17"]) == 2
+    err = capsys.readouterr().err  # 17 times: 16 steps at most
+    assert err.startswith("error: --steps 17: 17 steps from time index -1 do not fit")
+    assert "16 steps at most" in err
+    assert "--start None" not in err

@@ -355,3 +355,27 @@ def test_a_store_without_coordinates_needs_assume_grid(tiny_checkpoint, tiny_sto
     assert "configured grid (--assume-grid)" in capsys.readouterr().err
     argv = args(tiny_checkpoint, bare, tmp_path / "o.zarr", "--assume-grid", steps=1)
     assert cli.main(argv) == 0
+
+
+def test_an_output_larger_than_its_disk_is_refused_before_anything_runs(
+    tiny_checkpoint, tiny_store, tmp_path, capsys
+):
+    """``--steps 100000000`` planned for minutes, growing past 1.3 GB, before writing
+    (issue 42's huge requests): refused in seconds with the size it would need; a resumed
+    output counts only its missing steps."""
+    import shutil
+
+    big = tmp_path / "big.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, big, steps=100_000_000)) == 2
+    err = capsys.readouterr().err  # 6 variables x 6 x 16 x 16 float32 = 36 KiB a step
+    assert "--steps=100000000 needs 3.35 TiB (36 KiB a step) and its disk has" in err
+    assert not big.exists() and not list(tmp_path.iterdir())
+    half = int(shutil.disk_usage(tmp_path).free * 0.6)  # bytes a step: one fits, two do not
+    with pytest.raises(out.OutputError, match="needs"):
+        out.check_room(big, 1, half, "create")  # the initial state and one step
+    out.check_room(big, 0, half, "create")
+    done = tmp_path / "done.zarr"  # 3 complete steps: a resume to 4 writes one
+    assert cli.main(args(tiny_checkpoint, tiny_store, done, steps=2)) == 0
+    out.check_room(done, 3, half, "resume")
+    with pytest.raises(out.OutputError, match="needs"):
+        out.check_room(done, 4, half, "resume")

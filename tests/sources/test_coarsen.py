@@ -56,3 +56,31 @@ def test_several_blocks_equal_one_block(store, tmp_path, block):
     assert many.sizes["time"] == 4
     for v in ("T", "PS", "U", "PRECT"):  # (time, [layer,] face, y, x)
         np.testing.assert_array_equal(many[v].values, one[v].values)
+
+
+def test_non_finite_input_is_recorded_and_an_empty_store_refused(holed_stores, tmp_path):
+    """A NaN fine cell makes its coarse cell NaN: the coarse store records which variables and
+    times, as the ingestion does (the CLI prints it); a store with no times is refused."""
+    from screamcast.cli.dycore import main
+
+    nan, empty = holed_stores
+    out = coarsen_store(str(nan), tmp_path / "c.zarr", ne=2, every=1)
+    c = open_store(out, None, ["u"], (), None)
+    recorded = c.attrs["non_finite"]
+    assert list(recorded) == ["u"] and recorded["u"]["values"] == 6 * 4 * 4 + 1
+    assert recorded["u"]["times"] == [str(c["time"].values[k]) for k in (1, 5)]
+    assert np.isnan(c["u"].values[1]).all() and np.isnan(c["u"].values[5]).sum() == 1
+    assert np.isfinite(c["v"].values).all()
+    with pytest.raises(StoreError, match="holds no times: nothing to coarsen"):
+        coarsen_store(str(empty), tmp_path / "e.zarr", ne=2)
+    assert not (tmp_path / "e.zarr").exists()
+    assert main(["coarsen", str(empty), "--ne", "2", "--output", str(tmp_path / "e.zarr")]) == 2
+
+
+def test_the_cli_names_the_non_finite_input(holed_stores, tmp_path, capsys):
+    from screamcast.cli.dycore import main
+
+    argv = ["coarsen", str(holed_stores[0]), "--ne", "4", "--output", str(tmp_path / "c")]
+    assert main(argv) == 0
+    said = capsys.readouterr().out  # ne4pg2: 6 x 8 x 8 cells at time 1, one at time 5
+    assert "note: u is not finite in 385 coarse cells at 2 times (first 2020-01-01 03:00" in said
