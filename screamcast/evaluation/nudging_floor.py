@@ -41,14 +41,7 @@ def perfect_model_errors(
     time index ``start`` (default: the last ``steps + 1`` times; negative counts from the
     end, as Python's indices do: ``-49`` with 48 steps is the default)."""
     variables = list(variables)
-    T = truth.sizes["time"]
-    k0 = T - steps - 1 if start is None else (T + start if start < 0 else start)
-    if k0 < 0 or k0 + steps >= T:
-        given = f"--start {start} with --steps {steps}" if start is not None else f"--steps {steps}"
-        raise ValueError(
-            f"{given}: {steps} steps from time index {k0} do not fit the truth's {T} times "
-            f"(indices 0 to {T - 1}, or -{T} to -1 from the end; {T - 1} steps at most)"
-        )
+    k0 = _first_index(truth.sizes["time"], start, steps)
     grid, step = dataset_grid(truth), time_step(truth)
     nudger = Relaxation(
         reference,
@@ -87,3 +80,15 @@ def perfect_model_errors(
         nudger.close()
     r, p = np.stack(rmse), np.stack(persistence)  # (steps + 1, V)
     return {v: {"rmse": r[:, i], "persistence_rmse": p[:, i]} for i, v in enumerate(variables)}
+
+
+def _first_index(T: int, start: int | None, steps: int) -> int:
+    """The time index the perfect model starts from, of a truth with ``T`` times."""
+    k0 = T - steps - 1 if start is None else (T + start if start < 0 else start)
+    if k0 < 0 or k0 + steps >= T:
+        given = f"--start {start} with --steps {steps}" if start is not None else f"--steps {steps}"
+        raise ValueError(
+            f"{given}: {steps} steps from time index {k0} do not fit the truth's {T} times "
+            f"(indices 0 to {T - 1}, or -{T} to -1 from the end; {T - 1} steps at most)"
+        )
+    return k0

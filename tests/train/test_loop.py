@@ -154,26 +154,35 @@ def _cli(tiny_store, run, *extra):
     ]
 
 
-def test_resume_after_sigterm_is_bitwise_equal(tiny_store, tmp_path):
-    env = os.environ | {"OMP_NUM_THREADS": "1"}
-    steps = ["steps=10", "checkpoint_every=100", "keep_every=0", "valid_every=5"]
-    # the uninterrupted run, meanwhile (one thread each: the two share the machine's cores)
+ENV = os.environ | {"OMP_NUM_THREADS": "1"}
+
+
+def interrupted(tiny_store, tmp_path, steps: list[str], logged: int, sig: int):
+    """Start the uninterrupted run (``full``) and, beside it, one (``cut``) sent ``sig`` once
+    its metrics.csv holds ``logged`` rows (one thread each: the two share the cores). Returns
+    both processes and the cut run's folder."""
     whole = subprocess.Popen(
-        _cli(tiny_store, tmp_path / "full", *steps), env=env, stderr=subprocess.PIPE
+        _cli(tiny_store, tmp_path / "full", *steps), env=ENV, stderr=subprocess.PIPE
     )
     cut = tmp_path / "cut"
-    proc = subprocess.Popen(_cli(tiny_store, cut, *steps), env=env, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(_cli(tiny_store, cut, *steps), env=ENV, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        if (cut / "metrics.csv").exists() and len(rows(cut)) >= 3:
-            proc.send_signal(signal.SIGTERM)
+        if (cut / "metrics.csv").exists() and len(rows(cut)) >= logged:
+            proc.send_signal(sig)
             break
-        time.sleep(0.02)
+        time.sleep(0.01)
+    return whole, proc, cut
+
+
+def test_resume_after_sigterm_is_bitwise_equal(tiny_store, tmp_path):
+    steps = ["steps=10", "checkpoint_every=100", "keep_every=0", "valid_every=5"]
+    whole, proc, cut = interrupted(tiny_store, tmp_path, steps, 3, signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err.decode()[-2000:]
     stopped = cio.load_checkpoint(cut / "latest.pth")["step"]
     assert 3 <= stopped < 10, f"stopped at {stopped}"
-    again = subprocess.run(_cli(tiny_store, cut, *steps), env=env, capture_output=True)
+    again = subprocess.run(_cli(tiny_store, cut, *steps), env=ENV, capture_output=True)
     _, err = whole.communicate(timeout=120)
     assert whole.returncode == 0, err.decode()[-2000:]
     assert again.returncode == 0 and b"resumed from" in again.stdout + again.stderr
@@ -196,25 +205,14 @@ def test_killed_with_sigkill_between_checkpoints_resumes_bit_for_bit(tiny_store,
     """``kill -9`` (no handler runs, nothing is saved on the way out) after step 5 of 12 with
     checkpoints every 4 steps: the next job resumes from step 4, trains 5.. again and ends
     with the uninterrupted run's weights and optimizer state; metrics.csv has each step once."""
-    env = os.environ | {"OMP_NUM_THREADS": "1"}
     steps = ["steps=12", "checkpoint_every=4", "keep_every=0", "valid_every=4", "log_every=1"]
-    whole = subprocess.Popen(
-        _cli(tiny_store, tmp_path / "full", *steps), env=env, stderr=subprocess.PIPE
-    )
-    cut = tmp_path / "cut"
-    proc = subprocess.Popen(_cli(tiny_store, cut, *steps), env=env, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (cut / "metrics.csv").exists() and len(rows(cut)) >= 6:
-            proc.kill()  # SIGKILL
-            break
-        time.sleep(0.01)
+    whole, proc, cut = interrupted(tiny_store, tmp_path, steps, 6, signal.SIGKILL)
     proc.communicate(timeout=120)
     assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     logged = [int(r["step"]) for r in rows(cut)]
     saved = cio.load_checkpoint(cut / "latest.pth")["step"]
     assert saved in (4, 8) and max(logged) > saved  # steps past the checkpoint were lost
-    again = subprocess.run(_cli(tiny_store, cut, *steps), env=env, capture_output=True)
+    again = subprocess.run(_cli(tiny_store, cut, *steps), env=ENV, capture_output=True)
     _, err = whole.communicate(timeout=120)
     assert whole.returncode == 0, err.decode()[-2000:]
     assert again.returncode == 0, again.stderr.decode()[-2000:]
