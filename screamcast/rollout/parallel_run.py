@@ -39,6 +39,11 @@ from screamcast.rollout.writer import RolloutWriter
 def run_decomposed(plan: RolloutPlan, rank: int, world: int, device: str) -> dict:
     """Run ``plan`` as rank ``rank`` of ``world``; returns ``{"sent_bytes", "steps_run",
     "wall_s"}`` of this rank (the exchanges' bytes: what the benchmark checks)."""
+    if plan.corrector is not None and not callable(getattr(plan.corrector, "restrict", None)):
+        raise RolloutError(  # before anything is written: every rank sees the same plan
+            f"nudging method {plan.config.nudging.method!r} does not run on several ranks (it "
+            "has no restrict(rank, blocks, tile, exchange)): run it on one rank"
+        )
     exchange = Exchange(rank, world, device)
     layout = plan.layout()
     xplan = ExchangePlan.build(layout, rank, world)
@@ -132,11 +137,6 @@ def _stepper(plan: RolloutPlan, layout, xplan, exchange, device) -> DomainSteppe
 def _corrector(plan: RolloutPlan, xplan: ExchangePlan, exchange: Exchange, layout):
     if plan.corrector is None:
         return None
-    if not hasattr(plan.corrector, "restrict"):
-        raise RolloutError(
-            f"nudging method {plan.config.nudging.method!r} does not run on several ranks (it "
-            "has no restrict(rank, blocks, tile, exchange)): run it on one rank"
-        )
     every = blocks(xplan.world, layout.tiles_per_side)
     return plan.corrector.restrict(xplan.rank, every, layout.tile, exchange)
 

@@ -51,3 +51,8 @@ class Corrector(Protocol):
 
     def close(self) -> None:
         """Release what it holds (background readers)."""
+
+    # Optional, for several ranks: ``restrict(rank, blocks, tile, exchange) -> Corrector``,
+    # this corrector on one rank's block (its ``apply`` then takes ``(C, F, h, w)``). A
+    # corrector without it is refused on several ranks before anything is written
+    # (rollout/parallel_run.py); Relaxation has it.
