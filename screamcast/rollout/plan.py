@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime
 import json
 import sys
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,11 +23,8 @@ from screamcast import __version__
 from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
 from screamcast.config.inference import InferenceConfig, recorded, resume_attrs
-from screamcast.config.strict import ConfigError
 from screamcast.data.calendar import (
-    CalendarError,
     calendar_of,
-    parse,
     seconds,
 )
 from screamcast.data.channels import (
@@ -36,26 +32,31 @@ from screamcast.data.channels import (
     expand,
     grouped,
     level_coordinate,
-    split,
     with_channels,
 )
 from screamcast.data.climatology import cube_climatology
 from screamcast.data.compatible import (
     IncompatibleStoreError,
-    channel_levels,
-    check_levels,
     matched_store,
 )
 from screamcast.data.credentials import redact
 from screamcast.data.store import (
     StoreError,
     dataset_grid,
-    describe_non_finite,
     open_store,
-    time_step,
 )
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.rollout import output as out
+from screamcast.rollout.errors import RolloutError
+from screamcast.rollout.initial_condition import (
+    check_data_levels,
+    checked_time_step,
+    initial_state,
+    initial_store,
+    keyed_store_errors,
+    start_index,
+)
+from screamcast.rollout.initial_condition import static_fields as read_static_fields
 from screamcast.rollout.nudging import Corrector, CorrectorContext, build_corrector, open_reference
 from screamcast.rollout.rollout_step import effective_correctors, effective_hyperdiffusion
 from screamcast.rollout.stepper import Reassembly, resolve_precision
@@ -76,11 +77,6 @@ DERIVED_RESUME_ATTRS = (
     "correctors",
     "hyperdiffusion",
 )
-
-
-class RolloutError(ConfigError):
-    """Bad input to a rollout, found before any step ran (or a state that turned non-finite).
-    ``{section.key}`` placeholders name the settings concerned (:class:`ConfigError`)."""
 
 
 @dataclass
@@ -119,7 +115,7 @@ class RolloutPlan:
         rows, cols): ``(P + D, F, h, w)``, read and checked on that region only (a rank of a
         domain-decomposed rollout reads only its block)."""
         name = self.config.initial_condition.data
-        return _initial_state(self.ds, self.prog, self.diag, self.start_index, name, region)
+        return initial_state(self.ds, self.prog, self.diag, self.start_index, name, region)
 
     def pipeline(self):
         """The checkpoint's network and pipeline, its weights loaded."""
@@ -151,33 +147,6 @@ class RolloutPlan:
         """The checkpoint's tiling of this grid."""
         g = self.checkpoint.description.grid
         return TileLayout(self.grid, g.tile, g.halo)
-
-
-def _start_index(times: np.ndarray, start: str | None, data: str) -> int:
-    if start is None:
-        return 0
-    calendar = calendar_of(times)
-    try:
-        t = parse(start, calendar, "--start")
-    except CalendarError as err:
-        raise RolloutError(f"{err} (the calendar of {data})") from None
-    hit = np.flatnonzero(times == t)
-    if hit.size == 0:
-        step = f", step {seconds(times[1] - times[0]) / 60:g} min" if len(times) > 1 else ""
-        raise RolloutError(
-            f"{{initial_condition.start}} {start} is not a time of {data} ({times[0]} to "
-            f"{times[-1]}{step}, {calendar} calendar)",
-            "initial_condition.start",
-        )
-    return int(hit[0])
-
-
-def check_finite(fields: np.ndarray, names: list[str], where: str) -> None:
-    """Refuse NaN/Inf in ``fields (V, ...)``, naming the variable, the count and the first
-    position (``(face, y, x)`` for cube fields)."""
-    message = describe_non_finite(fields, names, where)
-    if message is not None:
-        raise RolloutError(message)
 
 
 def _load_checkpoint(c: InferenceConfig, source: str) -> fmt.InferenceCheckpoint:
@@ -215,7 +184,7 @@ def _corrector(c: InferenceConfig, prog: list[str], dt, ds, out_times) -> Correc
             "nudging.variables",
         )
     stores = c.stores
-    ref = _keyed_store_errors(
+    ref = keyed_store_errors(
         lambda: open_reference(
             n.reference,
             variables,
@@ -236,19 +205,6 @@ def _corrector(c: InferenceConfig, prog: list[str], dt, ds, out_times) -> Correc
         corrector.close()
         raise
     return corrector
-
-
-def _keyed_store_errors(open_):
-    """``open_()``, a store's error about a missing grid naming the config key that
-    accepts one (``stores.assume_grid``)."""
-    try:
-        return open_()
-    except StoreError as err:
-        if getattr(err, "option", None) == "assume_grid":
-            raise RolloutError(
-                f"{err.bare} ({{stores.assume_grid}})", "stores.assume_grid"
-            ) from None
-        raise
 
 
 def _attrs(c: InferenceConfig, desc, sha256: str, out_times, dt, corrector) -> dict:
@@ -306,10 +262,10 @@ def plan_rollout(
     desc = ckpt.description
     names = desc.variables
     prog, diag, static = list(names.prognostic), list(names.diagnostic), list(names.static)
-    ds = _initial_store(c, desc, prog, static)
-    _check_data_levels(desc, ds, prog + diag + static, c)
-    times, dt = ds["time"].values, _time_step(ds, desc, ic.data)
-    i0 = _start_index(times, ic.start, ic.data)
+    ds = initial_store(c, desc, prog, static)
+    check_data_levels(desc, ds, prog + diag + static, c)
+    times, dt = ds["time"].values, checked_time_step(ds, desc, ic.data)
+    i0 = start_index(times, ic.start, ic.data)
     grid = dataset_grid(ds)
     out.check_room(path, o.steps, len(prog + diag) * 6 * grid.n**2 * 4, action)
     out_times = np.array([times[i0] + k * dt for k in range(o.steps + 1)])  # in its calendar
@@ -321,8 +277,8 @@ def plan_rollout(
         if action == "resume":
             out.check_resume_settings(path, attrs, keys)
         fresh = action != "resume" and read_initial
-        initial = _initial_state(ds, prog, diag, i0, ic.data) if fresh else None
-        static_fields = _static_fields(ds, static, desc.grid.n, ic.data)
+        initial = initial_state(ds, prog, diag, i0, ic.data) if fresh else None
+        static_fields = read_static_fields(ds, static, desc.grid.n, ic.data)
     except BaseException:
         if corrector is not None:
             corrector.close()
@@ -337,47 +293,6 @@ def plan_rollout(
         c, ckpt, cfg, prog, diag, static, ds, grid, out_times, dt, corrector, attrs, keys,
         var_attrs, path, action, initial, static_fields, levels, climatology, i0,
     )  # fmt: skip
-
-
-def _initial_store(c: InferenceConfig, desc, prog, static) -> xr.Dataset:
-    """The initial condition's store on the checkpoint's grid."""
-    ic, stores = c.initial_condition, c.stores
-    ds = _keyed_store_errors(
-        lambda: open_store(
-            ic.data, stores.storage_options, prog, static, desc.grid.n,
-            assume_grid=stores.assume_grid,
-        )
-    )  # fmt: skip
-    grid = dataset_grid(ds)
-    if grid.name != desc.grid.name:
-        raise RolloutError(
-            f"checkpoint {c.checkpoint.path} was trained on grid {desc.grid.name}, but the "
-            f"initial condition {ic.data} is on {grid.name}"
-        )
-    return ds
-
-
-def _check_data_levels(desc: fmt.ModelDescription, ds: xr.Dataset, names, c) -> None:
-    """The data's 3-D channels must be at the levels the checkpoint was trained on (a channel
-    is an index: the same index in another store can be another level)."""
-    if desc.levels is None:
-        if any(split(v)[1] is not None for v in names):
-            warnings.warn(
-                f"checkpoint {c.checkpoint.path} is from before level values were recorded "
-                "(format < 3): its channels' levels cannot be checked against the data's",
-                stacklevel=3,
-            )
-        return
-    try:
-        check_levels(
-            desc.levels,
-            channel_levels(ds, names),
-            [v for v in names if v in ds],
-            f"initial condition {c.initial_condition.data}",
-            f"checkpoint {c.checkpoint.path}",
-        )
-    except IncompatibleStoreError as err:
-        raise RolloutError(str(err)) from None
 
 
 def _climatology(c: InferenceConfig, variables, ds, out_times, grid) -> np.ndarray | None:
@@ -401,47 +316,3 @@ def _climatology(c: InferenceConfig, variables, ds, out_times, grid) -> np.ndarr
         return cube_climatology(clim, name, variables, grid)
     except (StoreError, ChannelError) as err:  # IncompatibleStoreError is a StoreError
         raise RolloutError(str(err)) from None
-
-
-def _time_step(ds: xr.Dataset, desc: fmt.ModelDescription, name: str) -> datetime.timedelta:
-    """The store's step, which must be the one the checkpoint was trained at; a store of one
-    time (an initial state alone) steps at the checkpoint's."""
-    dt = time_step(ds)
-    trained, step_min = desc.time_step_minutes, seconds(dt) / 60.0
-    if ds.sizes["time"] == 1 and trained is not None:
-        return datetime.timedelta(minutes=trained)
-    if trained is not None and abs(trained - step_min) > 1e-6:
-        raise RolloutError(
-            f"{name} has a {step_min:g} min time step; "
-            f"the checkpoint was trained at {trained:g} min"
-        )
-    return dt
-
-
-def _initial_state(ds, prog, diag, i0: int, name: str, region=None) -> np.ndarray:
-    """``(P + D, 6, n, n)`` at time index ``i0`` (one time read; a diagnostic the store lacks
-    is NaN at the start), or ``(P + D, F, h, w)`` on ``region`` (faces, rows, cols), refused if
-    any value read is not finite."""
-    at = ds.isel(time=i0)
-    where = f"initial condition {name} at {ds['time'].values[i0]}"
-    if region is not None:
-        at = at.isel(face=region[0], y=region[1], x=region[2])
-        named = zip(("faces", "rows", "columns"), region, strict=True)
-        where += " (" + ", ".join(f"{d} {r.start} to {r.stop - 1}" for d, r in named) + ")"
-    state = at[prog].to_array().values.astype(np.float32)  # (P, F, h, w)
-    check_finite(state, prog, where)
-    have = [v for v in diag if v in ds]
-    first = (
-        dict(zip(have, at[have].to_array().values.astype(np.float32), strict=True)) if have else {}
-    )
-    check_finite(np.stack(list(first.values())) if first else np.zeros((0,)), have, where)
-    nan = np.full(state.shape[1:], np.nan, np.float32)
-    return np.concatenate([state, np.stack([first.get(v, nan) for v in diag])]) if diag else state
-
-
-def _static_fields(ds, static, n: int, name: str) -> np.ndarray:
-    if not static:
-        return np.zeros((0, 6, n, n), np.float32)
-    fields = np.stack([ds[v].values for v in static])  # (S, 6, n, n)
-    check_finite(fields, static, f"static fields of {name}")
-    return fields
