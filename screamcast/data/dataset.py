@@ -5,14 +5,15 @@
 A crop is an ``S x S`` window of one *extended face* (the face plus the ring of width ``halo``
 that :class:`~screamcast.halo.HaloOperator` builds), so crops near an edge carry the same KNN
 halo values the rollout's tiles see. Lazily (large stores, S3) only the chunks a crop touches
-are read (:mod:`screamcast.data.crops`), all reads of a sample at once through zarr's async
-API; in memory (small stores) the extended faces are built once and a crop is a
-slice. Samples are made a batch at a time (``__getitems__``, which the DataLoader calls).
+are read (:mod:`screamcast.data.lazy_crops`), all reads of a sample at once through zarr's
+async API; in memory (small stores, :mod:`screamcast.data.in_memory`) the extended faces are
+built once and a crop is a slice. Where each sample comes from is drawn by
+:class:`~screamcast.data.crop_sampler.CropSampler`. Samples are made a batch at a time
+(``__getitems__``, which the DataLoader calls).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections import OrderedDict
 from functools import cached_property
@@ -21,7 +22,6 @@ from typing import Any
 import numpy as np
 import torch
 import zarr
-from zarr.core.sync import sync
 
 from screamcast.data.arrays import (
     channel_arrays,
@@ -30,7 +30,7 @@ from screamcast.data.arrays import (
     read_units,
 )
 from screamcast.data.calendar import decode_group_time
-from screamcast.data.crops import assemble, plan_crop
+from screamcast.data.crop_sampler import CropSampler, time_range
 from screamcast.data.forcing import (
     cos_zenith_from_terms,
     extended_position_features,
@@ -38,36 +38,15 @@ from screamcast.data.forcing import (
     solar_terms,
 )
 from screamcast.data.in_memory import InMemoryExtendedFaces
+from screamcast.data.lazy_crops import LazyCropReads
 from screamcast.data.region_sampler import RegionPlan, region_plan
-from screamcast.data.remote import StoreError, with_retries, zarr_store
+from screamcast.data.remote import zarr_store
 from screamcast.data.shard_cache import cache_wrapper
-from screamcast.data.store import ingestion_note
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.tiling import TileLayout
 
-DRAW_BLOCK = 256  # sample origins drawn per random generator
 
-
-def time_range(
-    spec, total: int, steps: int | None = None, key: str = "the time range", store: str = ""
-) -> tuple[int, int]:
-    """``[lo, hi]`` time indices of a config (``lo < 0``: from the end; ``hi <= 0``: from the
-    end, 0 meaning to the end) as a Python range ``(lo, hi)``. With ``steps``, a range without
-    room for one ``steps``-step sample (``steps + 1`` times) is refused naming ``key``: before
-    the statistics pass or a dataset would divide by its empty sums."""
-    lo, hi = spec
-    lo, hi = (lo % total if lo < 0 else lo, total + hi if hi <= 0 else hi)
-    if steps is not None and not (0 <= lo and hi <= total and hi - lo > steps):
-        where = f" of {store}" if store else ""
-        raise ValueError(
-            f"{key}={list(spec)} selects times [{lo}, {hi}) of the {total}{where}: a "
-            f"{steps}-step sample needs {steps + 1} consecutive times; choose a longer range "
-            f"or a store with more times"
-        )
-    return lo, hi
-
-
-class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
+class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset):
     """Random crops with halo and ``steps``-step targets from a cubed-sphere store.
 
     Sample ``i`` of epoch ``e`` is a pure function of ``(seed, e, i)`` (:meth:`draw`): the same
@@ -147,7 +126,6 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         self.shard = (1, 1)
         self.geo = ExtendedFaceGeometry(layout)
         self._pid: int | None = None
-        self._draws: dict[tuple[int, int], list] = {}
         self._arrays: dict[str, Any] = {}
         self._units: list[tuple[list, list[int]]] = []  # lazy reads' units per group (_open)
 
@@ -162,6 +140,9 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         self.t_lo, self.t_hi = lo, hi - steps
         if self.t_hi <= self.t_lo:
             raise ValueError(f"time range {lo}:{hi} of {url} is too short for {steps}-step samples")
+        self.sampler = CropSampler(
+            self.layout.padded, self.crop, self.t_lo, self.t_hi, self.seed, self.fixed, self.regions
+        )
 
     @classmethod
     def from_config(
@@ -255,28 +236,8 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         return self._arrays
 
     def draw(self, index: int) -> tuple[int, int, int, int]:
-        """``(time, face, oy, ox)`` of sample ``index``: drawn for blocks of ``DRAW_BLOCK``
-        indices at once, from ``default_rng((seed, epoch, block))`` (with ``regions``: a
-        window of region groups per block, shuffled)."""
-        if self.regions is not None:
-            G, world = self.shard
-            rank = index % G % world  # the rank StepBatches gives it, and its place there
-            mine = index // G * (G // world) + index % G // world
-            per = self.regions.window * self.regions.per_region
-            key = (0 if self.fixed else self.epoch, rank, mine // per)
-            if key not in self._draws:
-                rng = np.random.default_rng((self.seed, *key, 1))
-                self._draws = {key: self.regions.draw(rng, self.t_lo, self.t_hi).tolist()}
-            t, f, oy, ox = self._draws[key][mine % per][:4]
-            return t, f, oy, ox
-        key = (0 if self.fixed else self.epoch, index // DRAW_BLOCK)
-        if key not in self._draws:
-            span = self.layout.padded - self.crop + 1
-            rng = np.random.default_rng((self.seed, *key))
-            block = rng.integers([self.t_lo, 0, 0, 0], [self.t_hi, 6, span, span], (DRAW_BLOCK, 4))
-            self._draws = {key: block.tolist()}  # one block kept: indices come in order
-        t, f, oy, ox = self._draws[key][index % DRAW_BLOCK]
-        return t, f, oy, ox
+        """``(time, face, oy, ox)`` of sample ``index`` this epoch (:class:`CropSampler`)."""
+        return self.sampler.draw(index, self.epoch, self.shard)
 
     def _groups(self) -> list[tuple[list[str], bool]]:
         """(variables, static?): the time-dependent ones and the static ones, each assembled at
@@ -297,108 +258,6 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         if self.regions is not None:
             return [self._from_region(arrays, *d) for d in draws]
         return [self._read_lazy(arrays, *d) for d in draws]
-
-    def _from_region(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
-        """The crop cut from its region (read once, kept for the window of crops that share
-        it): square, ``regions.size`` a side, covering its block's origins plus a crop."""
-        R, s = self.regions.size, self.regions.stride
-        ry, rx = (min(o - o % s, self.layout.padded - R) for o in (oy, ox))
-        key = (t, face, ry, rx)
-        region = self._region_cache.pop(key, None)
-        if region is None:
-            region = self._read_lazy(arrays, t, face, ry, rx, size=R)  # (V, [k + 1,] R, R)
-        self._region_cache[key] = region  # most recently used last
-        while len(self._region_cache) > self.regions.window:
-            self._region_cache.popitem(last=False)
-        win = (slice(oy - ry, oy - ry + self.crop), slice(ox - rx, ox - rx + self.crop))
-        return {v: values[(..., *win)] for v, values in region.items()}
-
-    def _read_lazy(
-        self, arrays, t: int, face: int, oy: int, ox: int, size: int | None = None
-    ) -> dict[str, np.ndarray]:
-        """Only the chunks the crop (or region, ``size`` a side) touches, every read of it in
-        flight at once."""
-        size = size or self.crop
-        plan = plan_crop(self.geo, face, oy, ox, size)
-        tsel = slice(t, t + self.steps + 1)
-
-        def selections(static: bool):  # the crop's own face box, then each neighbour box
-            lead = () if static else (tsel,)
-            yield (*lead, face, *plan.inner)
-            for g, ys, xs in plan.boxes:
-                yield (*lead, g, ys, xs)
-
-        groups = self._groups()
-        units = [u for u, _ in self._units]  # built once per process (_open)
-        limit = asyncio.Semaphore(self.max_in_flight)  # requests in flight at once
-        shared: dict = {}  # whole-shard reads by selection: two boxes in one shard read it once
-
-        async def get(names, unit, sel):
-            try:
-                async with limit:
-                    return await unit.getitem(sel, shared)  # (channels, [k + 1,] h, w)
-            except Exception as err:  # say which read failed: s3fs's errors name no key
-                which = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
-                err.add_note(f"reading '{which}'{_region(sel)} of store {self.url}")
-                raise
-
-        async def fetch():
-            jobs = (
-                (names, unit, sel)
-                for (_, static), group_units in zip(groups, units, strict=True)
-                for names, unit in group_units
-                for sel in selections(static)
-            )
-            tasks = [asyncio.ensure_future(get(*job)) for job in jobs]
-            try:
-                return await asyncio.gather(*tasks)
-            except BaseException:  # one read failed: stop the others before a retry
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
-
-        # s3fs and botocore retry each request first; a sample whose reads still fail with a
-        # transient error (throttling, 5xx, timeouts) is read again, with backoff
-        what = f"store {self.url}, crop (time {t}, face {face}, y {oy}, x {ox})"
-        parts = iter(with_retries(lambda: sync(fetch()), what, self.retries, self.backoff))
-        return self._assembled(groups, parts, plan, size, (t, face, oy, ox))
-
-    def _assembled(self, groups, parts, plan, size: int, where) -> dict[str, np.ndarray]:
-        """The reads ``parts`` (in :meth:`_read_lazy`'s order: per group, per unit, per box)
-        put together into each variable's crop, non-finite values reported."""
-        nb = 1 + len(plan.boxes)  # boxes per read unit
-        out = {}
-        for (group, _), (group_units, order) in zip(groups, self._units, strict=True):
-            per_box = [[] for _ in range(nb)]
-            for _ in group_units:
-                for box in per_box:
-                    box.append(next(parts))
-            inner, *boxes = (np.concatenate(b)[order] for b in per_box)  # (V, [k + 1,] h, w)
-            values = assemble(plan, inner, boxes, size)  # (V, [k + 1,] S, S)
-            if not np.isfinite(values).all():
-                for var, crop in zip(group, values, strict=True):
-                    if not np.isfinite(crop).all():
-                        self._report_non_finite(var, crop, *where)
-            out |= zip(group, values, strict=True)
-        return out
-
-    def _report_non_finite(self, var, crop, t, face, oy, ox) -> None:
-        where = np.argwhere(~np.isfinite(crop))[0]
-        ti = t + int(where[0]) if crop.ndim == 3 else None
-        py, px = (int(v) for v in where[-2:])
-        H = self.layout.halo
-        when = f" at time index {ti} ({self.times[ti]})" if ti is not None else ""
-        raise StoreError(
-            f"store {self.url}: non-finite value in '{var}'{when}, face {face}, "
-            f"extended-face pixel (y={oy + py}, x={ox + px}) = face pixel "
-            f"(y={oy + py - H}, x={ox + px - H})"
-            + (
-                ingestion_note(self.url, self.storage_options, self.times[ti])
-                if ti is not None
-                else ""
-            )
-        )
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         return self.__getitems__([index])[0]
@@ -450,9 +309,3 @@ class CropDataset(InMemoryExtendedFaces, torch.utils.data.Dataset):
         }
         batch = {key: torch.from_numpy(value) for key, value in batch.items()}
         return [{key: value[b] for key, value in batch.items()} for b in range(B)]
-
-
-def _region(sel: tuple) -> str:
-    """``[3:5, 1, 0:8, 4:12]`` for a tuple of ints and slices."""
-    parts = (f"{s.start}:{s.stop}" if isinstance(s, slice) else str(s) for s in sel)
-    return f"[{', '.join(parts)}]"

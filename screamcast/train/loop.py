@@ -25,7 +25,8 @@ from screamcast.config import TrainConfig, check_schema
 from screamcast.data.calendar import calendar_of, seconds
 from screamcast.data.compatible import channel_levels
 from screamcast.data.credentials import scrub
-from screamcast.data.dataset import CropDataset, time_range
+from screamcast.data.crop_sampler import time_range
+from screamcast.data.dataset import CropDataset
 from screamcast.data.stats import Stats, compute_stats, store_stats
 from screamcast.data.store import dataset_grid, open_configured, time_step
 from screamcast.file_lock import FileLock

@@ -11,8 +11,9 @@ import numpy as np
 import torch
 
 from screamcast.config.training import UNROLLS
+from screamcast.data.crop_sampler import time_range
 from screamcast.data.cube_samples import CubeSamples, static_fields
-from screamcast.data.dataset import CropDataset, time_range
+from screamcast.data.dataset import CropDataset
 from screamcast.halo import HaloOperator
 from screamcast.step.correctors import StepGeometry, build_correctors
 from screamcast.step.cube_predictor import CubePredictor

@@ -67,19 +67,6 @@ def test_time_range_holds_out_a_period(tiny_store, layout):
         make(tiny_store, layout, time_range=(15, 17))
 
 
-def test_a_config_time_range_is_resolved_and_refused_by_its_key():
-    """From the end, 0 as the end; a range without room for one sample is refused naming the
-    key (a one-time store, a range the wrong way round), not a division by zero later."""
-    assert dsmod.time_range([0, -5], 17) == (0, 12) and dsmod.time_range([-5, 0], 17) == (12, 17)
-    assert dsmod.time_range([0, -15], 17, steps=1) == (0, 2)
-    with pytest.raises(ValueError, match=r"data.train_range=\[0, -16\] selects times \[0, 1\)"):
-        dsmod.time_range([0, -16], 17, 1, "data.train_range")
-    with pytest.raises(ValueError, match=r"\[5, 3\) of the 17 of s.zarr: a 2-step sample needs 3"):
-        dsmod.time_range([5, 3], 17, 2, "data.valid_range", "s.zarr")
-    with pytest.raises(ValueError, match=r"times \[0, -4\) of the 1"):
-        dsmod.time_range([0, -5], 1, 1)
-
-
 def test_dataloader_workers_and_distributed_sampler(tiny_store, layout):
     data = make(tiny_store, layout, samples=8)
     serial = [b["state"] for b in torch.utils.data.DataLoader(data, batch_size=4)]

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Where each training sample comes from: ``(time, face, oy, ox)`` as a pure function of
+``(seed, epoch, index)``, so every rank and worker draws the same samples in any order.
+
+The reads live in :mod:`screamcast.data.lazy_crops` (or a slice of the in-memory faces), the
+batch in :class:`~screamcast.data.dataset.CropDataset`; this module only draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from screamcast.data.region_sampler import RegionPlan
+
+DRAW_BLOCK = 256  # sample origins drawn per random generator
+
+
+def time_range(
+    spec, total: int, steps: int | None = None, key: str = "the time range", store: str = ""
+) -> tuple[int, int]:
+    """``[lo, hi]`` time indices of a config (``lo < 0``: from the end; ``hi <= 0``: from the
+    end, 0 meaning to the end) as a Python range ``(lo, hi)``. With ``steps``, a range without
+    room for one ``steps``-step sample (``steps + 1`` times) is refused naming ``key``: before
+    the statistics pass or a dataset would divide by its empty sums."""
+    lo, hi = spec
+    lo, hi = (lo % total if lo < 0 else lo, total + hi if hi <= 0 else hi)
+    if steps is not None and not (0 <= lo and hi <= total and hi - lo > steps):
+        where = f" of {store}" if store else ""
+        raise ValueError(
+            f"{key}={list(spec)} selects times [{lo}, {hi}) of the {total}{where}: a "
+            f"{steps}-step sample needs {steps + 1} consecutive times; choose a longer range "
+            f"or a store with more times"
+        )
+    return lo, hi
+
+
+@dataclass
+class CropSampler:
+    """Crop origins on the ``padded``-wide extended faces, start times in ``[t_lo, t_hi)``.
+
+    Drawn for blocks of :data:`DRAW_BLOCK` indices at once from ``default_rng((seed, epoch,
+    block))``; with ``regions``, a window of region groups per block and per rank, shuffled
+    (each rank draws whole regions of its own, so no two ranks read one). ``fixed`` ignores
+    the epoch (validation).
+    """
+
+    padded: int  # P: extended-face side
+    crop: int  # S
+    t_lo: int
+    t_hi: int
+    seed: int = 0
+    fixed: bool = False
+    regions: RegionPlan | None = None
+    _draws: dict = field(default_factory=dict, repr=False)  # one block kept: indices in order
+
+    def draw(
+        self, index: int, epoch: int = 0, shard: tuple[int, int] = (1, 1)
+    ) -> tuple[int, int, int, int]:
+        """``(time, face, oy, ox)`` of sample ``index``; ``shard`` is (global batch G, world):
+        index ``step * G + rank + j * world`` is rank's (StepBatches)."""
+        epoch = 0 if self.fixed else epoch
+        if self.regions is not None:
+            G, world = shard
+            rank = index % G % world  # the rank StepBatches gives it, and its place there
+            mine = index // G * (G // world) + index % G // world
+            per = self.regions.window * self.regions.per_region
+            key = (epoch, rank, mine // per)
+            if key not in self._draws:
+                rng = np.random.default_rng((self.seed, *key, 1))
+                self._draws = {key: self.regions.draw(rng, self.t_lo, self.t_hi).tolist()}
+            t, f, oy, ox = self._draws[key][mine % per][:4]
+            return t, f, oy, ox
+        key = (epoch, index // DRAW_BLOCK)
+        if key not in self._draws:
+            span = self.padded - self.crop + 1
+            rng = np.random.default_rng((self.seed, *key))
+            block = rng.integers([self.t_lo, 0, 0, 0], [self.t_hi, 6, span, span], (DRAW_BLOCK, 4))
+            self._draws = {key: block.tolist()}
+        t, f, oy, ox = self._draws[key][index % DRAW_BLOCK]
+        return t, f, oy, ox
