@@ -69,7 +69,7 @@ def make_checkpoint(config: dict, store: Path, path: Path) -> Path:
     from screamcast.config import DataConfig, ModelConfig, TrainConfig
     from screamcast.data.stats import compute_stats
     from screamcast.model.pipeline import build_pipeline
-    from screamcast.train.loop import make_checkpoint as pack
+    from screamcast.train.checkpoint_contents import make_checkpoint as pack
 
     data = DataConfig(url=str(store), n=64, **config["grid"], **config.get("inputs", {}))
     cfg = OmegaConf.structured(TrainConfig(data=data, model=ModelConfig(**config["model"])))

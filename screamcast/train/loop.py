@@ -18,7 +18,6 @@ import torch
 from lightning.fabric import Fabric
 from omegaconf import OmegaConf
 
-from screamcast import __version__
 from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
 from screamcast.config import TrainConfig, check_schema
@@ -33,10 +32,15 @@ from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
 from screamcast.train import threads
+from screamcast.train.checkpoint_contents import (
+    check_compatible,
+    make_checkpoint,
+    match_parameter_layout,
+)
 from screamcast.train.losses import loss_function
 from screamcast.train.metrics_log import MetricsLog
 from screamcast.train.objectives import objective
-from screamcast.train.run_state import PreemptionFlag, rng_state, set_rng_state
+from screamcast.train.run_state import PreemptionFlag, set_rng_state
 from screamcast.train.schedulers import build_scheduler
 
 COLLAPSED = 0.97  # a validation loss above this share of the no-change predictor's: warned
@@ -55,92 +59,6 @@ class StepBatches(torch.utils.data.Sampler):
 
     def __len__(self) -> int:
         return self.stop - self.start
-
-
-def describe(
-    cfg: TrainConfig,
-    stats: Stats,
-    dt_minutes: float,
-    grid: str,
-    calendar: str,
-    levels: dict | None = None,
-) -> fmt.ModelDescription:
-    """What inference needs besides the weights; ``grid``, ``calendar`` and the 3-D channels'
-    ``levels`` are the store's."""
-    d = cfg.data
-    return fmt.ModelDescription(
-        variables=fmt.Variables(tuple(d.prognostic), tuple(d.diagnostic), tuple(d.static)),
-        grid=fmt.GridSpec(d.n, d.tile, d.halo, grid),
-        config=scrub(OmegaConf.to_container(cfg, resolve=True)),  # no secret in a checkpoint
-        stats=stats.to_dict(),
-        time_step_minutes=dt_minutes,
-        calendar=calendar,
-        screamcast_version=__version__,
-        levels=levels or {},
-    )
-
-
-def check_compatible(
-    description: fmt.ModelDescription, cfg: TrainConfig, path: str, grid: str
-) -> None:
-    """Refuse a checkpoint whose variables, grid or architecture differ from the config and
-    the store's ``grid``."""
-    d, m = cfg.data, cfg.model
-    want = {
-        "variables": {k: list(d[k]) for k in ("prognostic", "diagnostic", "static")},
-        "grid": {"n": d.n, "name": grid},
-        "model": {k: m[k] for k in ("width", "levels", "blocks", "upsample")},
-        "inputs": {
-            "solar_time": d.solar_time,
-            "grid_metric": d.grid_metric,
-            "insolation": d.insolation,
-        },
-    }
-    try:
-        description.check(want, path, "the config")
-    except fmt.IncompatibleCheckpointError as err:
-        inputs = description.inputs
-        was = description.model["upsample"], inputs["solar_time"], inputs["grid_metric"]
-        if was != (m.upsample, d.solar_time, d.grid_metric):  # from before these defaults
-            raise fmt.IncompatibleCheckpointError(
-                f"{err}; to continue that run give its settings: model.upsample={was[0]} "
-                f"data.solar_time={str(was[1]).lower()} data.grid_metric={str(was[2]).lower()}"
-            ) from None
-        raise
-
-
-def make_checkpoint(
-    cfg, stats, pipeline, optimizer, scheduler, step, samples, best, dt, grid, calendar, levels=None
-) -> dict:
-    """Self-contained for inference (weights and the description), plus the state to resume
-    (optimizer, scheduler, counters, RNG). Tensors and plain containers only."""
-    return fmt.pack(
-        describe(cfg, stats, dt, grid, calendar, levels),
-        model=pipeline,
-        optimizer=optimizer,
-        scheduler=scheduler,
-        step=step,
-        samples_seen=samples,
-        best_valid_loss=best,
-        rng=rng_state(),
-    )
-
-
-def _match_parameter_layout(optimizer: torch.optim.Optimizer) -> None:
-    """Give each loaded optimizer state tensor its parameter's memory layout.
-
-    A checkpoint written with the other ``channels_last`` setting holds moments in the other
-    layout, and they would keep it (the updates are in place); AdamW's multi-tensor kernels
-    need a parameter, its gradient and its moments to share strides, or they fall back to one
-    kernel per tensor.
-    """
-    for group in optimizer.param_groups:
-        for p in group["params"]:
-            state = optimizer.state.get(p, {})
-            for key, value in state.items():
-                moment = torch.is_tensor(value) and value.shape == p.shape
-                if moment and value.stride() != p.stride():
-                    state[key] = torch.empty_like(p, dtype=value.dtype).copy_(value)
 
 
 def make_fabric(cfg: TrainConfig) -> Fabric:
@@ -247,7 +165,7 @@ class Trainer:
     def _restore(self, ckpt: dict, optimizer: torch.optim.Optimizer) -> None:
         """The full state of a resumed run: optimizer, schedule, counters, best loss, RNG."""
         optimizer.load_state_dict(ckpt["optimizer"])
-        _match_parameter_layout(optimizer)
+        match_parameter_layout(optimizer)
         self.scheduler.load_state_dict(ckpt["scheduler"])
         self.step, self.samples = ckpt["step"], ckpt["samples_seen"]
         best = ckpt["best_valid_loss"]
