@@ -20,7 +20,8 @@ from screamcast.data.calendar import CalendarError, calendar_of, in_model_calend
 from screamcast.data.channels import expand, with_channels
 from screamcast.data.climatology import cube_climatology, time_mean_climatology
 from screamcast.data.compatible import matched_store
-from screamcast.data.store import StoreError, dataset_grid, is_latlon, open_store
+from screamcast.data.store import StoreError, dataset_grid, open_store
+from screamcast.data.store_axes import is_latlon
 from screamcast.evaluation import figures as fig
 from screamcast.evaluation.aggregator import TruthSource
 from screamcast.evaluation.drift import GlobalMeanDrift

@@ -13,7 +13,8 @@ import xarray as xr
 
 from screamcast.data.calendar import CalendarError, in_model_calendar, seconds
 from screamcast.data.remote import with_retries
-from screamcast.data.store import describe_non_finite, is_latlon, open_store
+from screamcast.data.store import describe_non_finite, open_store
+from screamcast.data.store_axes import is_latlon
 from screamcast.rollout.nudging.errors import NudgingError
 from screamcast.rollout.nudging.reference_time import time_weights
 

@@ -21,7 +21,7 @@ import xarray as xr
 
 from screamcast.config.choices import INCREMENTS, TIME_INTERPOLATIONS
 from screamcast.data.calendar import seconds
-from screamcast.data.store import is_latlon
+from screamcast.data.store_axes import is_latlon
 from screamcast.grid.physics import PhysicsGrid
 from screamcast.rollout.nudging.block_increment import BlockIncrement
 from screamcast.rollout.nudging.corrector import CorrectorContext
