@@ -15,8 +15,8 @@ import sys
 from screamcast.cli.guard import guarded
 from screamcast.data.credentials import redact
 from screamcast.data.remote import is_s3, s3_message
+from screamcast.ingest.errors import IngestError
 from screamcast.ingest.run import IngestOptions, ingest
-from screamcast.ingest.sources import IngestError
 
 
 def parser() -> argparse.ArgumentParser:

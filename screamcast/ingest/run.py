@@ -12,7 +12,6 @@ the store complete.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
@@ -23,9 +22,12 @@ import numpy as np
 from screamcast.data.packing import DTYPES
 from screamcast.data.stats import Moments, Stats
 from screamcast.ingest import store as st
-from screamcast.ingest.blocks import WINDS, Plan, marker_path, process
+from screamcast.ingest.blocks import WINDS, Plan, marker_path
+from screamcast.ingest.errors import IngestError
+from screamcast.ingest.execution import dask_client, run_blocks
 from screamcast.ingest.layers import LayerError, check_interfaces, equal_thickness
-from screamcast.ingest.sources import IngestError, canonical, local_path, scan, within
+from screamcast.ingest.locations import canonical, local_path, within
+from screamcast.ingest.sources import scan
 
 
 @dataclass
@@ -185,7 +187,7 @@ def _ingest_locked(options: IngestOptions, output: str, here: str) -> dict:
     )
     if action == "complete":
         return {"blocks": 0, "state": "complete"}
-    with _cluster(options) as client:  # reached before anything is created
+    with dask_client(options.workers, options.scheduler) as client:  # before any write
         if action in ("create", "recreate"):
             if action == "recreate":
                 st.remove(target, plan.storage_options)
@@ -197,7 +199,7 @@ def _ingest_locked(options: IngestOptions, output: str, here: str) -> dict:
         done = _finished(plan)
         todo = [b for b in plan.blocks() if b[0] not in done]
         t0 = time.perf_counter()
-        results = _run(plan, todo, options, client)
+        results = run_blocks(plan, todo, options.progress, client)
     elapsed = time.perf_counter() - t0
     done.update({r["block"][0]: r for r in results})
     finished = [done[b[0]] for b in plan.blocks()]
@@ -354,63 +356,3 @@ def combine(results: list[dict]) -> Stats:
         if stats.std[name] == 0.0:
             stats.std[name] = 1.0
     return stats
-
-
-def _run(plan: Plan, todo: list[tuple[int, int]], options: IngestOptions, client) -> list[dict]:
-    """One task per block on the chosen Dask cluster, with a progress bar."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(todo), unit="block", disable=not options.progress, desc="ingest")
-    start, read, results = time.perf_counter(), 0, []
-
-    def done(result: dict) -> None:
-        nonlocal read
-        read += result["bytes_read"]
-        results.append(result)
-        bar.set_postfix(MB_s=f"{read / 1e6 / max(time.perf_counter() - start, 1e-9):.1f}")
-        bar.update()
-
-    if client is None:  # in this process, in order
-        for a, b in todo:
-            done(process(plan, a, b))
-    else:
-        from distributed import as_completed
-
-        shared = client.scatter(plan, broadcast=True)  # the catalogue once per worker
-        futures = [client.submit(process, shared, a, b, pure=False) for a, b in todo]
-        for future in as_completed(futures):
-            done(future.result())
-    bar.close()
-    return results
-
-
-@contextlib.contextmanager
-def _cluster(options: IngestOptions):
-    """A Dask client (a LocalCluster, or the cluster at ``options.scheduler``), or None for an
-    in-process run; an unreachable scheduler is an :class:`IngestError` before anything is
-    written."""
-    if options.workers == 0 and not options.scheduler:
-        yield None
-        return
-    from distributed import Client, LocalCluster
-
-    if options.scheduler:
-        try:
-            client, cluster = Client(options.scheduler, timeout="20s"), None
-        except (OSError, TimeoutError) as err:
-            raise IngestError(
-                f"--scheduler {options.scheduler}: no Dask scheduler answers there ({err}); "
-                "start it, check the address, or leave --scheduler out for a local cluster"
-            ) from None
-    else:
-        workers = options.workers or os.cpu_count() or 1
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-        client = Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()

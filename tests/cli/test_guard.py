@@ -8,6 +8,7 @@ import json
 import logging
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,8 @@ COMMANDS = [
     "train",
 ]
 SECRET = "wJalrXUtnFEMIK7MDENGbPxRfiCYSECRET"
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository: scripts/ lies here
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -114,7 +117,11 @@ def test_a_checkpoint_and_its_run_directory_keep_no_secret(s3, tmp_path):
             "data.valid_samples=2", "data.batch_size=2", "model.width=8", "model.levels=2",
             "steps=2", "valid_every=2", "progress=false"]  # fmt: skip
     done = subprocess.run(
-        [sys.executable, "scripts/train.py", *argv], capture_output=True, text=True, timeout=600
+        [sys.executable, str(ROOT / "scripts/train.py"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     secret = opts["secret"]

@@ -66,9 +66,11 @@ def cli(*args) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("spelling", ["file", "relative", "dotdot", "symlink"])
-def test_an_output_spelt_as_the_inputs_folder_never_deletes_them(eam, tmp_path, spelling):
+def test_an_output_spelt_as_the_inputs_folder_never_deletes_them(
+    eam, tmp_path, spelling, monkeypatch
+):
     folder = eam[0].parent
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # restored after: later tests run from the repository
     if spelling == "symlink":
         (tmp_path / "link").symlink_to(folder)
     output = {
@@ -202,9 +204,9 @@ def test_a_file_that_grew_after_ingestion_is_found(eam, tmp_path):
 
 
 def test_a_file_that_grew_during_a_killed_ingestion_is_found(eam, tmp_path, monkeypatch):
-    from screamcast.ingest import run as ingest_run
+    from screamcast.ingest import execution
 
-    out, real = tmp_path / "s.zarr", ingest_run.process
+    out, real = tmp_path / "s.zarr", execution.process
     calls = []
 
     def dies_after_one(plan, a, b):
@@ -213,10 +215,10 @@ def test_a_file_that_grew_during_a_killed_ingestion_is_found(eam, tmp_path, monk
         calls.append(a)
         return real(plan, a, b)
 
-    monkeypatch.setattr(ingest_run, "process", dies_after_one)
+    monkeypatch.setattr(execution, "process", dies_after_one)
     with pytest.raises(KeyboardInterrupt):
         run(eam, out)
-    monkeypatch.setattr(ingest_run, "process", real)
+    monkeypatch.setattr(execution, "process", real)
     _append_times(eam[2])
     with pytest.raises(IngestError, match="inputs changed since this store was planned"):
         run(eam, out)
