@@ -22,6 +22,34 @@ from screamcast.grid.tiling import TileLayout
 _ACCUMULATE = {torch.bfloat16: torch.float32, torch.float16: torch.float32}
 
 
+def accumulate_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype an overlap-add sums in: float32 for half-precision tiles (a bf16 sum of up to
+    nine windows loses the last bits of the state), the tiles' own otherwise."""
+    return _ACCUMULATE.get(dtype, dtype)
+
+
+def interpolate_ring(
+    values: torch.Tensor,
+    index: torch.Tensor,
+    weights: torch.Tensor,
+    out: torch.Tensor | None = None,
+    tmp: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The halo ring's KNN values ``(rows, R) = sum_j weights[j] * values[:, index[j]]`` from
+    ``values (rows, N)``, ``index (k, R)``, ``weights (k, R)``, in one order for one rank and
+    for a block of one (so they agree bit for bit); for the default ``k = 2`` one lerp instead
+    of a multiply and an add. ``out``, ``tmp``: ``(rows, R)`` scratch buffers to fill."""
+    shape = (values.shape[0], index.shape[1])
+    ring = torch.gather(values, 1, index[0].expand(shape), out=out)
+    if weights.shape[0] == 2:
+        ring.lerp_(torch.gather(values, 1, index[1].expand(shape), out=tmp), weights[1])
+    else:
+        ring.mul_(weights[0])
+        for j in range(1, weights.shape[0]):
+            ring.addcmul_(torch.gather(values, 1, index[j].expand(shape), out=tmp), weights[j])
+    return ring
+
+
 def tile_window(kind: str, tile: int, halo: int) -> np.ndarray:
     """``(S, S)`` weights of a tile's pixels in the windowed overlap-add: 1 on the tile's own
     ``tile x tile`` centre, falling toward the outer edge across the halo, linearly or as a
@@ -146,17 +174,13 @@ class HaloOperator:
         if H:
             flat = x.reshape(B * C, 6 * n * n)  # (BC, 6*n*n)
             shape = (B * C, self.n_ring)
-            ring = self._scratch_buffer("ring", shape, x.dtype)  # (BC, R)
-            tmp = self._scratch_buffer("ring_tmp", shape, x.dtype)
-            w = self.ring_weights(x.dtype)  # (k, R)
-            torch.gather(flat, 1, self.ring_idx[0].expand(shape), out=ring)
-            if w.shape[0] == 2:  # the default k: one lerp instead of a multiply and an add
-                ring.lerp_(torch.gather(flat, 1, self.ring_idx[1].expand(shape), out=tmp), w[1])
-            else:
-                ring.mul_(w[0])
-                for j in range(1, w.shape[0]):
-                    gathered = torch.gather(flat, 1, self.ring_idx[j].expand(shape), out=tmp)
-                    ring.addcmul_(gathered, w[j])
+            ring = interpolate_ring(
+                flat,
+                self.ring_idx,  # (k, R)
+                self.ring_weights(x.dtype),  # (k, R)
+                out=self._scratch_buffer("ring", shape, x.dtype),  # (BC, R)
+                tmp=self._scratch_buffer("ring_tmp", shape, x.dtype),
+            )
             for part, slab in self._ring_slabs(ext, ring):
                 slab.copy_(part)
         return ext
@@ -260,7 +284,7 @@ class HaloOperator:
         them back through the transpose of the KNN interpolation. Half-precision tiles are
         accumulated in float32 and returned in their own dtype.
         """
-        acc = _ACCUMULATE.get(tiles.dtype, tiles.dtype)
+        acc = accumulate_dtype(tiles.dtype)
         n, H = self.n, self.halo
         count = self.counts(acc, cross_face, window)  # before the scratch buffers are filled
         dtype, tiles = tiles.dtype, tiles.to(acc)

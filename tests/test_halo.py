@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from screamcast.grid import PhysicsGrid, TileLayout
-from screamcast.halo import HaloOperator
+from screamcast.halo import HaloOperator, interpolate_ring
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +182,20 @@ def test_cuda_matches_cpu(op):
     torch.testing.assert_close(gpu.gather(x.cuda()).cpu(), op.gather(x))
     y = op.gather(x)
     torch.testing.assert_close(gpu.adjoint(y.cuda(), True).cpu(), op.adjoint(y, True))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_interpolate_ring_is_the_weighted_sum_of_its_sources(k):
+    """The one ring interpolation HaloOperator and a rank's block share: for any k (k = 2 by
+    a lerp) the IDW sum of the k sources, into given buffers too."""
+    gen = torch.Generator().manual_seed(k)
+    values = torch.randn(3, 50, generator=gen, dtype=torch.float64)  # (rows, N)
+    index = torch.randint(0, 50, (k, 20), generator=gen)  # (k, R)
+    weights = torch.rand(k, 20, generator=gen, dtype=torch.float64)
+    weights /= weights.sum(0)
+    want = sum(weights[j] * values[:, index[j]] for j in range(k))  # (rows, R)
+    torch.testing.assert_close(interpolate_ring(values, index, weights), want)
+    out, tmp = torch.empty(3, 20, dtype=torch.float64), torch.empty(3, 20, dtype=torch.float64)
+    got = interpolate_ring(values, index, weights, out=out, tmp=tmp)
+    assert got.data_ptr() == out.data_ptr()
+    torch.testing.assert_close(out, want)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from screamcast.halo import _ACCUMULATE, HaloOperator, add_windows
+from screamcast.halo import HaloOperator, accumulate_dtype, add_windows, interpolate_ring
 from screamcast.rollout.exchange_plan import ExchangePlan
 
 
@@ -82,15 +82,8 @@ class BlockOperator:
         flat = slab.view(C, -1)  # (C, F (h + 2H) (w + 2H))
         if self.fill_pos.numel():  # the strips around a block smaller than a face
             flat[:, self.fill_pos] = values[:, self.fill_src]
-        w = self.weights("ring", x.dtype)  # (k, R_s)
-        shape = (C, w.shape[1])
-        ring = torch.gather(values, 1, self.ring_idx[0].expand(shape))
-        if w.shape[0] == 2:  # as HaloOperator.extend: one lerp for the default k
-            ring.lerp_(torch.gather(values, 1, self.ring_idx[1].expand(shape)), w[1])
-        else:
-            ring.mul_(w[0])
-            for j in range(1, w.shape[0]):
-                ring.addcmul_(torch.gather(values, 1, self.ring_idx[j].expand(shape)), w[j])
+        # the ring as HaloOperator.extend computes it, from the sources this block holds
+        ring = interpolate_ring(values, self.ring_idx, self.weights("ring", x.dtype))  # (C, R_s)
         flat[:, self.ring_pos] = ring
         return slab
 
@@ -163,7 +156,7 @@ class BlockOperator:
     def adjoint(self, tiles: torch.Tensor, cross_face: bool, window: str) -> torch.Tensor:
         """As :meth:`HaloOperator.adjoint` on this block: ``(F rows cols, C, S, S)`` -> ``(C,
         F, h, w)``, the normalised overlap-add (and the cross-face terms)."""
-        acc = _ACCUMULATE.get(tiles.dtype, tiles.dtype)
+        acc = accumulate_dtype(tiles.dtype)
         count = self.op.counts(acc, cross_face, window)[self.plan.block.region(self.op.tile)]
         dtype, tiles = tiles.dtype, tiles.to(acc)
         if window != "uniform":
