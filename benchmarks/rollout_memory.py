@@ -31,16 +31,13 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 def make_inputs(work: Path, n: int, steps: int) -> tuple[Path, Path]:
-    import torch
     import xarray as xr
     from omegaconf import OmegaConf
 
-    from screamcast import checkpoint_io as cio
     from screamcast.config import DataConfig, ModelConfig, TrainConfig
     from screamcast.data.stats import compute_stats
-    from screamcast.model.pipeline import build_pipeline
     from screamcast.sources.synthetic import write_store
-    from screamcast.train.loop import make_checkpoint
+    from screamcast.train.checkpoint_contents import write_untrained_checkpoint
 
     store = write_store(work / "ic.zarr", n, days=steps / 24, step_hours=1)
     tile = min(32, n // 2)
@@ -50,24 +47,8 @@ def make_inputs(work: Path, n: int, steps: int) -> tuple[Path, Path]:
     stats = compute_stats(
         xr.open_zarr(store, consolidated=False, chunks=None), variables, data.static
     )
-    torch.manual_seed(0)
-    pipeline = build_pipeline(cfg, stats)
-    opt = torch.optim.AdamW(pipeline.parameters())
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-    state = make_checkpoint(
-        cfg,
-        stats,
-        pipeline,
-        opt,
-        sched,
-        0,
-        0,
-        float("inf"),
-        60.0,
-        f"ne{n // 2}pg2",
-        "proleptic_gregorian",
-    )
-    cio.save_checkpoint_atomic(None, work / "ckpt.pth", state)
+    grid, calendar = f"ne{n // 2}pg2", "proleptic_gregorian"
+    write_untrained_checkpoint(cfg, stats, work / "ckpt.pth", 60.0, grid, calendar)
     return work / "ckpt.pth", store
 
 

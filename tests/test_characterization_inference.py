@@ -65,36 +65,21 @@ def make_checkpoint(config: dict, store: Path, path: Path) -> Path:
     """Fixed-seed weights (head included, so it is not persistence) in a real checkpoint."""
     import xarray as xr
 
-    from screamcast import checkpoint_io as cio
     from screamcast.config import DataConfig, ModelConfig, TrainConfig
     from screamcast.data.stats import compute_stats
-    from screamcast.model.pipeline import build_pipeline
-    from screamcast.train.checkpoint_contents import make_checkpoint as pack
+    from screamcast.train.checkpoint_contents import write_untrained_checkpoint
 
     data = DataConfig(url=str(store), n=64, **config["grid"], **config.get("inputs", {}))
     cfg = OmegaConf.structured(TrainConfig(data=data, model=ModelConfig(**config["model"])))
     d = cfg.data
     ds = xr.open_zarr(store, consolidated=False, chunks=None)
     stats = compute_stats(ds, d.prognostic + d.diagnostic, d.static)
-    torch.manual_seed(0)
-    pipeline = build_pipeline(cfg, stats)
-    torch.nn.init.normal_(pipeline.net.head.weight, std=0.02)
-    opt = torch.optim.AdamW(pipeline.parameters())
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-    state = pack(
-        cfg,
-        stats,
-        pipeline,
-        opt,
-        sched,
-        0,
-        0,
-        float("inf"),
-        60.0,
-        ds.attrs["grid"],
-        "proleptic_gregorian",
-    )
-    cio.save_checkpoint_atomic(None, path, state)
+
+    def head(pipeline):
+        torch.nn.init.normal_(pipeline.net.head.weight, std=0.02)
+
+    grid, calendar = ds.attrs["grid"], "proleptic_gregorian"
+    write_untrained_checkpoint(cfg, stats, path, 60.0, grid, calendar, init=head)
     return path
 
 

@@ -105,3 +105,25 @@ def match_parameter_layout(optimizer: torch.optim.Optimizer) -> None:
                 moment = torch.is_tensor(value) and value.shape == p.shape
                 if moment and value.stride() != p.stride():
                     state[key] = torch.empty_like(p, dtype=value.dtype).copy_(value)
+
+
+def write_untrained_checkpoint(
+    cfg, stats, path, dt_minutes: float, grid: str, calendar: str, seed: int = 0, init=None
+):
+    """A checkpoint of freshly initialised weights (``torch.manual_seed(seed)``, then
+    ``init(pipeline)`` if given): what benchmarks and tests roll out without a training run,
+    in the format training writes (through the crash-safe writer)."""
+    from screamcast import checkpoint_io as cio
+    from screamcast.model.pipeline import build_pipeline
+
+    torch.manual_seed(seed)
+    pipeline = build_pipeline(cfg, stats)
+    if init is not None:
+        init(pipeline)
+    opt = torch.optim.AdamW(pipeline.parameters())
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    state = make_checkpoint(
+        cfg, stats, pipeline, opt, sched, 0, 0, float("inf"), dt_minutes, grid, calendar
+    )
+    cio.save_checkpoint_atomic(None, path, state)
+    return path
