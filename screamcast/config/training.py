@@ -109,6 +109,10 @@ class GlobalUnrollConfig:
     # noise added to each unroll's first state in training, in units of each channel's
     # one-step-change std (the model then learns to pull a perturbed state back)
     input_noise: float = 0.0
+    # days of a free run from the first validation cube at every validation, through the
+    # rollout's step, checked by the rollout's guard (0: none); with it the stage's best
+    # checkpoint is the one that ran furthest, then the lowest loss (train/free_run.py)
+    valid_free_days: float = 0.0
 
 
 UNROLLS = ("crop_truth_ring", "crop_own_ring", "global")

@@ -37,6 +37,7 @@ from screamcast.train.checkpoint_contents import (
     make_checkpoint,
     match_parameter_layout,
 )
+from screamcast.train.free_run import selection_score
 from screamcast.train.losses import loss_function
 from screamcast.train.metrics_log import MetricsLog
 from screamcast.train.objectives import objective
@@ -182,7 +183,7 @@ class Trainer:
         world, rank = fabric.world_size, fabric.global_rank
         module = self.pipeline.module if hasattr(self.pipeline, "module") else self.pipeline
         self.objective = objective(
-            cfg, self.pipeline, module, self.loss, self.ds, layout, fabric.device
+            cfg, self.pipeline, module, self.loss, self.ds, layout, fabric.device, self.stats
         )
         per_rank = cfg.global_unroll.cubes if cfg.unroll == "global" else d.batch_size
         self.G = per_rank * world  # the global batch: sample step * G + i, i < G
@@ -200,6 +201,7 @@ class Trainer:
         valid_loader = torch.utils.data.DataLoader(
             torch.utils.data.Subset(valid_set, range(rank, n_valid, world)), batch_size=batch
         )
+        self.free_start = valid_set[0]  # every rank's free run starts there: one answer
         self.loader, self.valid_loader = fabric.setup_dataloaders(
             loader, valid_loader, use_distributed_sampler=False
         )
@@ -220,9 +222,10 @@ class Trainer:
         return float(self.fabric.all_reduce(loss.detach(), reduce_op="mean"))
 
     @torch.no_grad()
-    def validate(self) -> tuple[float, float]:
-        """Mean 1-step loss over the fixed validation samples (all ranks), and the trivial
-        predictor's on the same samples (no change: what a collapsed network scores)."""
+    def validate(self) -> tuple[float, float, float | None]:
+        """Mean 1-step loss over the fixed validation samples (all ranks), the trivial
+        predictor's on the same samples (no change: what a collapsed network scores), and the
+        days the free run from the first validation cube held (None: not asked)."""
         self.pipeline.eval()
         total = torch.zeros(3, device=self.fabric.device)
         with torch.no_grad():
@@ -233,7 +236,19 @@ class Trainer:
                 total[1] += trivial * count
                 total[2] += count
         total = self.fabric.all_reduce(total, reduce_op="sum")
-        return float(total[0] / total[2]), float(total[1] / total[2])
+        held = self.objective.free_days(self.free_start)  # the same on every rank
+        return float(total[0] / total[2]), float(total[1] / total[2]), held
+
+    def _validation_row(self) -> dict:
+        """The validation's columns, and the score the best checkpoint minimises (the loss;
+        with a free run, the days it fell short first: train/free_run.py)."""
+        loss, trivial, held = self.validate()
+        self._warn_if_collapsed(loss, trivial)
+        row = {"valid_loss": loss, "valid_loss_no_change": trivial}
+        if held is not None:
+            row["valid_free_days"] = held
+        days = self.cfg.global_unroll.valid_free_days
+        return row | {"valid_score": selection_score(loss, held, days)}
 
     def _warn_if_collapsed(self, valid: float, trivial: float) -> None:
         """A validation loss at the no-change predictor's means the network predicts no
@@ -294,10 +309,9 @@ class Trainer:
                     "lr": self.scheduler.get_last_lr()[0],
                 }
                 if self._due(cfg.valid_every):
-                    row["valid_loss"], row["valid_loss_no_change"] = self.validate()
-                    self._warn_if_collapsed(row["valid_loss"], row["valid_loss_no_change"])
-                is_best = row.get("valid_loss", float("inf")) < self.best
-                self.best = min(self.best, row.get("valid_loss", self.best))
+                    row |= self._validation_row()
+                is_best = row.get("valid_score", float("inf")) < self.best
+                self.best = min(self.best, row.get("valid_score", self.best))
                 row["images_per_s"] = (self.samples - seen0) / (time.perf_counter() - t0)
                 if self.step % cfg.log_every == 0 or "valid_loss" in row:
                     log.write(row)
@@ -320,9 +334,12 @@ class Trainer:
     def _summary(self, seconds: float, start: int) -> str:
         """What the run did and where its checkpoints are: the last line a job log shows."""
         best = f"{self.best:.5g}" if self.best < float("inf") else "none (no validation ran)"
+        days = self.cfg.global_unroll.valid_free_days
+        what = f"score (loss + 1000 x days short of {days:g})" if days else "loss"
         return (
             f"trained steps {start + 1}-{self.step} of {self.cfg.steps} in {seconds:.0f} s; "
-            f"best validation loss {best}; checkpoints in {self.run_dir} (latest.pth, best.pth)"
+            f"best validation {what} {best}; checkpoints in {self.run_dir} (latest.pth, "
+            "best.pth)"
         )
 
 
@@ -338,6 +355,8 @@ def _log_line(row: dict, steps: int) -> str:
     valid = ""
     if "valid_loss" in row:
         valid = f" valid_loss {row['valid_loss']:.5g} (no change {row['valid_loss_no_change']:.5g})"
+        if "valid_free_days" in row:
+            valid += f" free run held {row['valid_free_days']:g} days"
     return (
         f"step {row['step']}/{steps} train_loss {row['train_loss']:.5g}{valid} "
         f"lr {row['lr']:.3g} images/s {row['images_per_s']:.1f}"

@@ -24,6 +24,8 @@ class MetricsLog:
         "train_loss",
         "valid_loss",
         "valid_loss_no_change",
+        "valid_free_days",
+        "valid_score",
         "images_per_s",
         "data_ms",
     ]

@@ -20,6 +20,7 @@ from screamcast.step.cube_predictor import CubePredictor
 from screamcast.step.reassembly import Reassembly
 from screamcast.step.step import Step
 from screamcast.step.tile_inputs import TileInputs
+from screamcast.train.free_run import FreeRun
 from screamcast.train.global_unroll import GlobalUnroll, lead_weights
 from screamcast.train.loss import no_change_loss, rollout_loss
 
@@ -28,6 +29,16 @@ def check_unroll(cfg) -> None:
     if cfg.unroll not in UNROLLS:
         raise ValueError(f"config: unroll must be one of {', '.join(UNROLLS)}, got {cfg.unroll!r}")
     lead_weights(cfg.lead_weights, cfg.rollout_steps)
+    if cfg.global_unroll.valid_free_days < 0:
+        raise ValueError(
+            f"config: global_unroll.valid_free_days={cfg.global_unroll.valid_free_days} must "
+            "be >= 0 (0: no free run at validation)"
+        )
+    if cfg.global_unroll.valid_free_days and cfg.unroll != "global":
+        raise ValueError(
+            "config: global_unroll.valid_free_days runs the rollout's step from a whole cube: "
+            "it needs unroll=global"
+        )
     if cfg.correctors and cfg.unroll != "global":
         raise ValueError(
             "config: correctors act on the whole globe (global means): they need unroll=global "
@@ -59,13 +70,18 @@ class CropObjective:
         loss, _ = rollout_loss(self.pipeline, one_step, 0, loss=self.loss)
         return loss, no_change_loss(self.pipeline, one_step, self.loss)
 
+    def free_days(self, sample: dict) -> None:
+        """Crops have no free run (global_unroll.valid_free_days needs unroll=global)."""
+        return None
+
 
 class GlobalObjective:
     """Whole cubes through the global step with the config's correctors."""
 
-    def __init__(self, cfg, pipeline, module, loss, ds, layout, device):
-        """``pipeline``: what is called (Fabric's wrapper); ``module``: the pipeline itself."""
-        self.cfg, self.ds, self.times = cfg, ds, ds["time"].values
+    def __init__(self, cfg, pipeline, module, loss, ds, layout, device, stats=None):
+        """``pipeline``: what is called (Fabric's wrapper); ``module``: the pipeline itself;
+        ``stats``: the training statistics (the free run's guard)."""
+        self.cfg, self.ds, self.times, self.device = cfg, ds, ds["time"].values, device
         g = cfg.global_unroll
         op = HaloOperator(layout, device)
         inputs = TileInputs(module, layout, static_fields(ds, list(cfg.data.static)), op)
@@ -81,6 +97,11 @@ class GlobalObjective:
         self.unroll = GlobalUnroll(
             step, loss, scale, mean, area, weights, g.checkpoint, g.input_noise
         )
+        self.free_run = None
+        if g.valid_free_days:  # the rollout's step: its bounds too
+            free_step = Step(predict, module.n_prognostic, correctors, module.bounded)
+            dt = self.times[1] - self.times[0]
+            self.free_run = FreeRun.of(free_step, channels, stats, area, dt, g.valid_free_days)
 
     def datasets(self, layout, times, samples: int, seed: int):
         d, k, T = self.cfg.data, self.cfg.rollout_steps, len(times)
@@ -101,10 +122,19 @@ class GlobalObjective:
         loss, _ = self.unroll(one_step, self.times)
         return loss, self.unroll.no_change(one_step)
 
+    def free_days(self, sample: dict) -> float | None:
+        """Days the free run from a validation ``sample`` (``state (C, 6, n, n)``, ``start``)
+        held (None: not asked)."""
+        if self.free_run is None:
+            return None
+        x = sample["state"][None].to(self.device)  # (1, C, 6, n, n)
+        held, _ = self.free_run(x, self.times[int(sample["start"])])
+        return held
 
-def objective(cfg, pipeline, module, loss, ds, layout, device):
+
+def objective(cfg, pipeline, module, loss, ds, layout, device, stats=None):
     """The objective ``cfg.unroll`` names."""
     check_unroll(cfg)
     if cfg.unroll == "global":
-        return GlobalObjective(cfg, pipeline, module, loss, ds, layout, device)
+        return GlobalObjective(cfg, pipeline, module, loss, ds, layout, device, stats)
     return CropObjective(cfg, pipeline, loss)

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The free run at validation: how far a state goes through the step before the rollout's
+guard stops it, and the best checkpoint chosen by it."""
+
+import csv
+import datetime
+
+import cftime
+import numpy as np
+import pytest
+import torch
+
+from screamcast.data.stats import Stats
+from screamcast.step.step import Step
+from screamcast.train.free_run import SHORTFALL_WEIGHT, FreeRun, selection_score
+from tests.train.test_global_unroll import config
+
+DT = datetime.timedelta(hours=6)
+T0 = cftime.DatetimeNoLeap(1, 3, 1)
+
+
+def drifting(rate: float) -> FreeRun:
+    """A one-channel world whose step adds ``rate`` sigma to every cell each step."""
+    stats = Stats({"a": 0.0}, {"a": 1.0}, {"a": 1.0})
+    step = Step(lambda x, t0, t1: x + rate, n_prognostic=1)
+    return FreeRun.of(step, ["a"], stats, np.ones((6, 4, 4)), DT, days=2.0)
+
+
+def test_the_free_run_stops_where_the_guard_would():
+    """The global mean leaves mu +- 1 sigma (the guard's default) at step 4 of 0.3 sigma
+    each: 3 steps, 0.75 days held; a state that does not move holds all 2 days (8 steps)."""
+    x = torch.zeros(1, 1, 6, 4, 4)
+    held, trip = drifting(0.3)(x, T0)
+    assert held == 0.75 and trip.step == 4 and trip.what == "global mean"
+    assert trip.time == str(T0 + 4 * DT) and trip.value == pytest.approx(1.2)
+    assert drifting(0.0)(x, T0) == (2.0, None)
+    nan, trip = drifting(float("nan"))(x, T0)
+    assert nan == 0.0 and trip.what == "non-finite value"
+
+
+def test_the_score_ranks_days_held_before_the_loss():
+    assert selection_score(0.3, None, 0.0) == 0.3  # no free run: the loss
+    assert selection_score(0.3, 2.0, 2.0) == 0.3
+    assert selection_score(0.01, 1.75, 2.0) == 0.01 + 0.25 * SHORTFALL_WEIGHT
+    assert selection_score(0.9, 2.0, 2.0) < selection_score(0.01, 1.75, 2.0)
+
+
+def test_a_global_stage_logs_its_free_runs_and_keeps_the_best_by_them(tiny_store, tmp_path):
+    """Every validation runs 12 h free from the first validation cube; metrics.csv has the
+    days and the score, and best.pth is the step with the lowest score."""
+    from screamcast.checkpoint_io import load_checkpoint
+    from screamcast.train.loop import train
+
+    run = tmp_path / "run"
+    train(config(tiny_store, f"run_dir={run}", "unroll=global", "rollout_steps=2",
+                 "global_unroll.valid_samples=2", "global_unroll.valid_free_days=0.5",
+                 "steps=4", "valid_every=2"))  # fmt: skip
+    with open(run / "metrics.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r["valid_loss"]]
+    assert [int(r["step"]) for r in rows] == [2, 4]
+    for r in rows:
+        held, loss = float(r["valid_free_days"]), float(r["valid_loss"])
+        assert held in (0.0, 0.125, 0.25, 0.375, 0.5)  # whole 3 h steps of the tiny store
+        assert float(r["valid_score"]) == pytest.approx(loss + SHORTFALL_WEIGHT * (0.5 - held))
+    best = min(rows, key=lambda r: float(r["valid_score"]))
+    assert load_checkpoint(run / "best.pth")["step"] == int(best["step"])
+
+
+def test_a_free_run_needs_the_global_step(tiny_store, tmp_path):
+    from screamcast.train.loop import train
+
+    with pytest.raises(ValueError, match="valid_free_days runs the rollout's step"):
+        train(config(tiny_store, f"run_dir={tmp_path}", "global_unroll.valid_free_days=1"))
+    with pytest.raises(ValueError, match="valid_free_days=-1.0 must be >= 0"):
+        train(config(tiny_store, f"run_dir={tmp_path}", "unroll=global",
+                     "global_unroll.valid_free_days=-1"))  # fmt: skip
