@@ -201,7 +201,8 @@ class Trainer:
         valid_loader = torch.utils.data.DataLoader(
             torch.utils.data.Subset(valid_set, range(rank, n_valid, world)), batch_size=batch
         )
-        self.free_start = valid_set[0]  # every rank's free run starts there: one answer
+        # every rank's free run starts at the first validation cube: one answer on any count
+        self.free_start = valid_set[0] if cfg.global_unroll.valid_free_days else None
         self.loader, self.valid_loader = fabric.setup_dataloaders(
             loader, valid_loader, use_distributed_sampler=False
         )
@@ -236,7 +237,7 @@ class Trainer:
                 total[1] += trivial * count
                 total[2] += count
         total = self.fabric.all_reduce(total, reduce_op="sum")
-        held = self.objective.free_days(self.free_start)  # the same on every rank
+        held = None if self.free_start is None else self.objective.free_days(self.free_start)
         return float(total[0] / total[2]), float(total[1] / total[2]), held
 
     def _validation_row(self) -> dict:

@@ -70,10 +70,6 @@ class CropObjective:
         loss, _ = rollout_loss(self.pipeline, one_step, 0, loss=self.loss)
         return loss, no_change_loss(self.pipeline, one_step, self.loss)
 
-    def free_days(self, sample: dict) -> None:
-        """Crops have no free run (global_unroll.valid_free_days needs unroll=global)."""
-        return None
-
 
 class GlobalObjective:
     """Whole cubes through the global step with the config's correctors."""
