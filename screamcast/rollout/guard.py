@@ -66,6 +66,14 @@ class Guard:
         self.area = area.to(torch.float64)  # (*space)
         self.warned: set[tuple[str, str]] = set()
 
+    @classmethod
+    def from_stats(cls, names, stats: dict, area, config, reduction: Reduction = LOCAL) -> Guard:
+        """Against the training statistics ``stats`` (``{"mean": {name: ..}, "std": ..}``, a
+        checkpoint description's) of the channels ``names``."""
+        mean = [stats["mean"][v] for v in names]
+        std = [stats["std"][v] for v in names]
+        return cls(names, mean, std, torch.as_tensor(area), config, reduction)
+
     @staticmethod
     def bytes_per_step(channels: int) -> int:
         """What its reductions send per step from each rank: the area-weighted sums (2 per

@@ -54,7 +54,5 @@ def build_step(plan, stepper, nudging=None, region=None, reduction: Reduction = 
 def build_guard(plan, region=None, reduction: Reduction = LOCAL) -> Guard:
     """The guard on this rank's part, against the checkpoint's training statistics."""
     stats, names = plan.checkpoint.description.stats, plan.prog + plan.diag
-    mean = [stats["mean"][v] for v in names]
-    std = [stats["std"][v] for v in names]
     area = _geometry(plan, region, reduction).area
-    return Guard(names, mean, std, area, plan.config.guard, reduction)
+    return Guard.from_stats(names, stats, area, plan.config.guard, reduction)

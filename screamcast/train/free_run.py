@@ -47,9 +47,7 @@ class FreeRun:
     @classmethod
     def of(cls, step: Step, names, stats, area, dt, days: float) -> FreeRun:
         """With the guard of an inference config's defaults over ``names``' ``stats``."""
-        mean = [stats.mean[v] for v in names]
-        std = [stats.std[v] for v in names]
-        guard = Guard(names, mean, std, torch.as_tensor(area), GuardSection())
+        guard = Guard.from_stats(names, stats.to_dict(), area, GuardSection())
         return cls(step, guard, dt, days)
 
     @torch.no_grad()

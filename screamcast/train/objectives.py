@@ -118,11 +118,9 @@ class GlobalObjective:
         loss, _ = self.unroll(one_step, self.times)
         return loss, self.unroll.no_change(one_step)
 
-    def free_days(self, sample: dict) -> float | None:
-        """Days the free run from a validation ``sample`` (``state (C, 6, n, n)``, ``start``)
-        held (None: not asked)."""
-        if self.free_run is None:
-            return None
+    def free_days(self, sample: dict) -> float:
+        """Days the free run (``global_unroll.valid_free_days``) from a validation ``sample``
+        (``state (C, 6, n, n)``, ``start``) held."""
         x = sample["state"][None].to(self.device)  # (1, C, 6, n, n)
         held, _ = self.free_run(x, self.times[int(sample["start"])])
         return held

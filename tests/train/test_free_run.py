@@ -75,3 +75,22 @@ def test_a_free_run_needs_the_global_step(tiny_store, tmp_path):
     with pytest.raises(ValueError, match="valid_free_days=-1.0 must be >= 0"):
         train(config(tiny_store, f"run_dir={tmp_path}", "unroll=global",
                      "global_unroll.valid_free_days=-1"))  # fmt: skip
+
+
+def test_a_run_that_held_longer_is_kept_over_a_lower_loss(tiny_store, tmp_path, monkeypatch):
+    """The selection, apart from the free run's physics: validation at step 2 held all 0.5
+    days, at step 4 a quarter day less; best.pth is step 2's though step 4's loss is lower."""
+    from screamcast.checkpoint_io import load_checkpoint
+    from screamcast.train import objectives
+    from screamcast.train.loop import train
+
+    held = iter([0.5, 0.25])
+    monkeypatch.setattr(objectives.GlobalObjective, "free_days", lambda self, s: next(held))
+    run = tmp_path / "run"
+    train(config(tiny_store, f"run_dir={run}", "unroll=global", "rollout_steps=1",
+                 "global_unroll.valid_samples=2", "global_unroll.valid_free_days=0.5",
+                 "steps=4", "valid_every=2", "optim.lr=1e-3"))  # fmt: skip
+    with open(run / "metrics.csv") as f:
+        rows = {int(r["step"]): r for r in csv.DictReader(f) if r["valid_loss"]}
+    assert float(rows[4]["valid_loss"]) < float(rows[2]["valid_loss"])  # the loss would pick 4
+    assert load_checkpoint(run / "best.pth")["step"] == 2
