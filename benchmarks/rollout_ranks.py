@@ -11,14 +11,16 @@ arithmetic, and projected to the production grid.
   output's attrs), the exchange plan's arithmetic for the same run, each rank's peak memory.
 - **Projected** (arithmetic, not a measurement): the exchange plan computed exactly on a grid
   with the production's tile-to-halo-to-face ratios (face of 16 tiles, halo a quarter tile)
-  for 2 to 96 ranks and scaled to ne1024pg2 (face 2048, tile 128, halo 32) by the strip area
+  for 2 to 384 ranks and scaled to ne1024pg2 (face 2048, tile 128, halo 32) by the strip area
   (face x halo: every strip, between blocks as across cube edges, is a block's side long and
   a halo deep, both fixed fractions of the face at fixed ratios);
   ``--check-scaling`` computes it at two sizes to show the scaling holds. Against it: the
   step's forwards on an H200 at an assumed 240 TFLOP/s achieved (the network's 33 TFLOP per
   step from ``benchmarks/results/gpu_check_cpu.json``), spread over the ranks; NVLink at an
   assumed 450 GB/s and a 400 Gb/s network per GPU. The all-reduce it replaces moved ~2 x the
-  whole prediction per rank per step.
+  whole prediction per rank per step. With the halo exchange hidden (the default), the halo's
+  time past the forwards of the largest block's interior tiles stays exposed, and all of the
+  predictions' exchanges (overlap and cross-face adjoint), which follow the forwards.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def measure(work: Path, worlds=(1, 2, 3, 6, 12, 24), n: int = 48, steps: int = 3
 
     from screamcast.grid import PhysicsGrid, TileLayout
     from screamcast.rollout.exchange_plan import ExchangePlan
+    from screamcast.rollout.guard import Guard
 
     ckpt, store = make_inputs(work, n, steps + 1)
     tile = min(32, n // 2)
@@ -72,7 +75,12 @@ def measure(work: Path, worlds=(1, 2, 3, 6, 12, 24), n: int = 48, steps: int = 3
         subprocess.run([*launch, *argv], env=env, check=True, capture_output=True)
         attrs = json.loads((out / "zarr.json").read_text())["attributes"]
         plans = [ExchangePlan.build(layout, r, world) for r in range(world)]
-        arithmetic = [p.halo_bytes(5) + p.overlap_bytes(6) + p.adjoint_bytes(6) for p in plans]
+        # the halo and predictions' exchanges, and on several ranks the guard's global
+        # statistics of the 6 output channels
+        guard = Guard.bytes_per_step(6) if world > 1 else 0
+        arithmetic = [
+            p.halo_bytes(5) + p.overlap_bytes(6) + p.adjoint_bytes(6) + guard for p in plans
+        ]
         rows.append(
             {
                 "ranks": world,
@@ -98,11 +106,24 @@ def plan_pixels(n: int, tile: int, halo: int, world: int) -> list[tuple[int, int
     from screamcast.rollout.exchange_plan import ExchangePlan
 
     layout = TileLayout(PhysicsGrid.for_face_size(n), tile, halo)
-    plans = [ExchangePlan.build(layout, r, world) for r in range(world)]
+    plans = ExchangePlan.build_all(layout, world)
     return [(p.halo_bytes(1, 1), p.overlap_bytes(1, 1) + p.adjoint_bytes(1, 1)) for p in plans]
 
 
-def project(worlds=(2, 3, 6, 12, 24, 48, 96), small=SMALL) -> tuple[list[dict], dict]:
+def interior_share(world: int) -> float:
+    """The share of the largest block's production tiles whose windows need no halo: the
+    forwards that run while the halo exchange is in flight
+    (:attr:`screamcast.rollout.block_operator.BlockOperator.inner`)."""
+    T, H, m = PROD["tile"], PROD["halo"], PROD["n"] // PROD["tile"]
+    b = max(blocks(world, m), key=lambda b: len(b.rows) * len(b.cols))
+
+    def inside(count: int) -> int:
+        return sum(t * T >= H and (t + 1) * T + H <= count * T for t in range(count))
+
+    return inside(len(b.rows)) * inside(len(b.cols)) / (len(b.rows) * len(b.cols))
+
+
+def project(worlds=(2, 3, 6, 12, 24, 48, 96, 384), small=SMALL) -> tuple[list[dict], dict]:
     """The production step per rank count: bytes per rank, communication against forwards,
     from the exact plan on ``small`` (the production's ratios)."""
     scale = (PROD["n"] * PROD["halo"]) / (small["n"] * small["halo"])  # strip area
@@ -112,11 +133,11 @@ def project(worlds=(2, 3, 6, 12, 24, 48, 96), small=SMALL) -> tuple[list[dict], 
     for world in worlds:
         pixels = plan_pixels(small["n"], small["tile"], small["halo"], world)
         sent = [
-            4 * scale * (h * PROD["prognostic"] + a * PROD["outputs"]) for h, a in pixels
-        ]  # float32
+            (4 * scale * h * PROD["prognostic"], 4 * scale * a * PROD["outputs"]) for h, a in pixels
+        ]  # float32: (halo, predictions)
         tiles = max(b.tiles(PROD["n"] // PROD["tile"]).size for b in blocks(world, 16))
         forward = step_forward * tiles / (6 * 16 * 16)  # the largest block's share
-        rows.append(step_row(world, max(sent), forward))
+        rows.append(step_row(world, max(sent, key=sum), forward, interior_share(world)))
     prediction = 1536 * PROD["outputs"] * 192 * 192 * 4  # the tiles' prediction, float32
     return rows, {
         "allreduce_bytes_per_rank_per_step": 2 * prediction,
@@ -124,16 +145,25 @@ def project(worlds=(2, 3, 6, 12, 24, 48, 96), small=SMALL) -> tuple[list[dict], 
     }
 
 
-def step_row(world: int, worst: float, forward: float) -> dict:
-    """One projected row: the largest rank's bytes and forwards, over NVLink and the network."""
+def step_row(world: int, worst: tuple[float, float], forward: float, interior: float) -> dict:
+    """One projected row: the largest rank's bytes (halo, predictions) and forwards, over
+    NVLink and the network; with the halo exchange hidden behind the interior tiles'
+    forwards, what of it stays exposed."""
+    halo, predictions = worst
+    total = halo + predictions
+    exposed = max(0.0, halo / NETWORK - interior * forward) + predictions / NETWORK
     return {
         "ranks": world,
-        "bytes_per_rank_per_step_max": worst,
-        "comm_s_nvlink": worst / NVLINK,
-        "comm_s_network": worst / NETWORK,
+        "bytes_per_rank_per_step_max": total,
+        "halo_bytes_per_rank_per_step_max": halo,
+        "comm_s_nvlink": total / NVLINK,
+        "comm_s_network": total / NETWORK,
         "forward_s": forward,
-        "sim_days_per_wall_day_at_1h_nvlink": 86400 / 24 / (forward + worst / NVLINK),
-        "sim_days_per_wall_day_at_1h_network": 86400 / 24 / (forward + worst / NETWORK),
+        "interior_share": interior,
+        "exposed_s_network_hidden": exposed,
+        "sim_days_per_wall_day_at_1h_nvlink": 86400 / 24 / (forward + total / NVLINK),
+        "sim_days_per_wall_day_at_1h_network": 86400 / 24 / (forward + total / NETWORK),
+        "sim_days_per_wall_day_at_1h_network_hidden": 86400 / 24 / (forward + exposed),
     }
 
 
@@ -179,18 +209,24 @@ def tables(data: dict) -> str:
         f"forwards take {whole['forward_s_one_gpu']:.3f} s per step.",
         "",
         "| ranks | bytes per rank per step (largest) | over NVLink "
-        "| over the network | forwards per rank "
-        "| simulated days per wall day (NVLink / network, 1 h step) |",
-        "|---|---|---|---|---|---|",
+        "| over the network | forwards per rank | forwards needing no halo "
+        "| exposed over the network, halo hidden "
+        "| simulated days per wall day (NVLink / network / network, halo hidden; 1 h step) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in p:
+        hidden = row.get("exposed_s_network_hidden")  # absent from older records
+        share = "-" if hidden is None else f"{100 * row['interior_share']:.0f}%"
+        exposed = "-" if hidden is None else f"{1e3 * hidden:.1f} ms"
+        days = row.get("sim_days_per_wall_day_at_1h_network_hidden")
+        days_hidden = "-" if days is None else f"{days:,.0f}"
         lines.append(
             f"| {row['ranks']} ({cut(row['ranks'])}) "
             f"| {row['bytes_per_rank_per_step_max'] / 1e6:.0f} MB "
             f"| {1e3 * row['comm_s_nvlink']:.2f} ms | {1e3 * row['comm_s_network']:.1f} ms "
-            f"| {1e3 * row['forward_s']:.0f} ms "
+            f"| {1e3 * row['forward_s']:.1f} ms | {share} | {exposed} "
             f"| {row['sim_days_per_wall_day_at_1h_nvlink']:,.0f} / "
-            f"{row['sim_days_per_wall_day_at_1h_network']:,.0f} |"
+            f"{row['sim_days_per_wall_day_at_1h_network']:,.0f} / {days_hidden} |"
         )
     return "\n".join(lines)
 

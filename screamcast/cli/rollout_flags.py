@@ -138,6 +138,13 @@ FLAGS = (
         "switch",
     ),
     Flag(
+        "--overlap-exchange",
+        "stepper.overlap_exchange",
+        "several ranks: run the tiles that need no halo while the halo exchange is in flight "
+        "(default; --no-overlap-exchange waits for it first)",
+        "switch",
+    ),
+    Flag(
         "--resume",
         "output.resume",
         "continue an interrupted output (refused if its settings differ)",

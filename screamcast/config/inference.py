@@ -105,6 +105,8 @@ class StepperSection:
     device: str = "cpu"
     precision: str = "auto"  # the network's: auto (bf16 on CUDA), bf16 or fp32
     channels_last: bool = True  # the network's convolutions in NHWC
+    # several ranks: run the interior tiles' forwards while the halo exchange is in flight
+    overlap_exchange: bool = True
     # the step's correctors ({type, config} each: screamcast/step/correctors.py); null: the
     # checkpoint's (what training applied), [] for none
     correctors: list[dict] | None = None

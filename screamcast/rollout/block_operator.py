@@ -15,6 +15,8 @@ and only strips along the blocks' borders cross between ranks.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 import torch
 
@@ -63,39 +65,78 @@ class BlockOperator:
         return self._w[which, dtype]
 
     # -- the halo exchange and the slab ----------------------------------------------------------
-    def _halo(self, flat: torch.Tensor) -> torch.Tensor:
-        """``flat (C, F h w)`` with the halo values received appended: ``(C, F h w + N)``."""
-        send = {q: flat[:, idx] for q, idx in self.send_halo.items()}  # (C, N_q) each
-        C = flat.shape[0]
-        shape = {q: ((C, c), flat.dtype, flat.device) for q, c in self.plan.recv_halo.items()}
-        got = self.exchange.swap(send, shape)
-        return torch.cat([flat, *(got[q] for q in sorted(got))], dim=1)
-
-    def extend(self, x: torch.Tensor) -> torch.Tensor:
-        """``x (C, F, h, w)`` -> the padded pixels its tiles read ``(C, F, h + 2H, w + 2H)``."""
+    def start(self, x: torch.Tensor) -> tuple[torch.Tensor, object]:
+        """``x (C, F, h, w)`` -> its slab ``(C, F, h + 2H, w + 2H)`` holding only this block's
+        own pixels, and the halo exchange posted (None without a halo): the tiles ``inner``
+        can be cut now, the others once :meth:`finish` has filled the rest."""
         C, H = x.shape[0], self.op.halo
         slab = x.new_empty(C, self.F, *self.slab)
         slab[..., H : H + self.h, H : H + self.w] = x
         if not H:
+            return slab, None
+        flat = x.reshape(C, -1)  # (C, F h w)
+        send = {q: flat[:, idx] for q, idx in self.send_halo.items()}  # (C, N_q) each
+        shape = {q: ((C, c), flat.dtype, flat.device) for q, c in self.plan.recv_halo.items()}
+        return slab, (flat, self.exchange.start(send, shape))
+
+    def finish(self, slab: torch.Tensor, pending) -> torch.Tensor:
+        """The slab of :meth:`start` with its halo filled, once the exchange has arrived."""
+        if pending is None:
             return slab
-        values = self._halo(x.reshape(C, -1))  # (C, F h w + N)
-        flat = slab.view(C, -1)  # (C, F (h + 2H) (w + 2H))
+        flat, transfers = pending
+        got = transfers.wait()
+        values = torch.cat([flat, *(got[q] for q in sorted(got))], dim=1)  # (C, F h w + N)
+        C = slab.shape[0]
+        out = slab.view(C, -1)  # (C, F (h + 2H) (w + 2H))
         if self.fill_pos.numel():  # the strips around a block smaller than a face
-            flat[:, self.fill_pos] = values[:, self.fill_src]
+            out[:, self.fill_pos] = values[:, self.fill_src]
         # the ring as HaloOperator.extend computes it, from the sources this block holds
-        ring = interpolate_ring(values, self.ring_idx, self.weights("ring", x.dtype))  # (C, R_s)
-        flat[:, self.ring_pos] = ring
+        ring = interpolate_ring(values, self.ring_idx, self.weights("ring", slab.dtype))
+        out[:, self.ring_pos] = ring  # (C, R_s)
         return slab
 
+    def extend(self, x: torch.Tensor) -> torch.Tensor:
+        """``x (C, F, h, w)`` -> the padded pixels its tiles read ``(C, F, h + 2H, w + 2H)``."""
+        return self.finish(*self.start(x))
+
     # -- tiles -----------------------------------------------------------------------------------
+    @cached_property
+    def inner(self) -> torch.Tensor:
+        """This rank's tiles (face-major indices) whose windows read only its own pixels: their
+        forwards need no halo, so they run while the halo exchange is in flight."""
+        T, H = self.op.tile, self.op.halo
+
+        def inside(count: int) -> np.ndarray:  # tile rows (columns) with windows in the block
+            t = np.arange(count)
+            return (t * T >= H) & ((t + 1) * T + H <= count * T)
+
+        ok = inside(self.rows)[:, None] & inside(self.cols)[None, :]  # (rows, cols)
+        ok = np.broadcast_to(ok, (self.F, self.rows, self.cols)).ravel()
+        return torch.as_tensor(np.flatnonzero(ok), device=self.device)
+
+    @cached_property
+    def outer(self) -> torch.Tensor:
+        """The others: the tiles whose windows read a halo."""
+        every = torch.ones(self.F * self.rows * self.cols, dtype=torch.bool, device=self.device)
+        every[self.inner] = False
+        return torch.nonzero(every).flatten()
+
+    def cut(self, slab: torch.Tensor, which: torch.Tensor | None = None) -> torch.Tensor:
+        """Tiles ``which`` (face-major indices; all if None) of ``slab (C, F, h + 2H, w + 2H)``:
+        ``(len(which), C, S, S)``."""
+        S, T, C = self.op.size, self.op.tile, slab.shape[0]
+        win = slab.unfold(2, S, T).unfold(3, S, T)  # (C, F, rows, cols, S, S) view
+        if which is None:
+            tiles = slab.new_empty(self.F * self.rows * self.cols, C, S, S)
+            tiles.view(self.F, self.rows, self.cols, C, S, S).copy_(win.permute(1, 2, 3, 0, 4, 5))
+            return tiles
+        f, rc = which // (self.rows * self.cols), which % (self.rows * self.cols)
+        picked = win[:, f, rc // self.cols, rc % self.cols]  # (C, len(which), S, S)
+        return picked.transpose(0, 1).contiguous()
+
     def gather(self, x: torch.Tensor) -> torch.Tensor:
         """``x (C, F, h, w)`` -> this rank's tiles ``(F rows cols, C, S, S)``, face-major."""
-        S, T, C = self.op.size, self.op.tile, x.shape[0]
-        slab = self.extend(x)  # (C, F, h + 2H, w + 2H)
-        win = slab.unfold(2, S, T).unfold(3, S, T)  # (C, F, rows, cols, S, S) view
-        tiles = x.new_empty(self.F * self.rows * self.cols, C, S, S)
-        tiles.view(self.F, self.rows, self.cols, C, S, S).copy_(win.permute(1, 2, 3, 0, 4, 5))
-        return tiles
+        return self.cut(self.extend(x))
 
     # -- reassembly ------------------------------------------------------------------------------
     def crop(self, tiles: torch.Tensor) -> torch.Tensor:

@@ -26,6 +26,11 @@ class Exchange:
         of ``recv[q] = (shape, dtype, device)``; every transfer in flight at once. Tensors
         travel on this exchange's device (NCCL moves device tensors only: a nudging
         increment's host tensors go through the GPU) and come back on the device asked for."""
+        return self.start(send, recv).wait()
+
+    def start(self, send: dict[int, torch.Tensor], recv: dict[int, tuple]) -> Transfers:
+        """:meth:`swap` posted, not waited for: the caller computes what needs none of it
+        (the interior tiles' forwards) and then calls ``wait()``."""
         out = {
             q: torch.empty(shape, dtype=t, device=self.device) for q, (shape, t, _) in recv.items()
         }
@@ -34,9 +39,7 @@ class Exchange:
             tensor = send[q].to(self.device).contiguous()
             requests.append(dist.isend(tensor, dst=q))
             self.sent_bytes += tensor.numel() * tensor.element_size()
-        for request in requests:
-            request.wait()
-        return {q: out[q].to(recv[q][2]) for q in out}
+        return Transfers(requests, out, {q: spec[2] for q, spec in recv.items()})
 
     def any(self, flag: bool) -> bool:
         """True on every rank when ``flag`` is true on any (a state turned non-finite)."""
@@ -61,3 +64,15 @@ class Exchange:
 
     def barrier(self) -> None:
         dist.barrier()
+
+
+class Transfers:
+    """A :meth:`Exchange.start`'s messages in flight; ``wait()`` returns what was received."""
+
+    def __init__(self, requests: list, out: dict[int, torch.Tensor], devices: dict):
+        self.requests, self.out, self.devices = requests, out, devices
+
+    def wait(self) -> dict[int, torch.Tensor]:
+        for request in self.requests:
+            request.wait()
+        return {q: t.to(self.devices[q]) for q, t in self.out.items()}

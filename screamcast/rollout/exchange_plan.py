@@ -61,14 +61,23 @@ class ExchangePlan:
 
     @classmethod
     def build(cls, layout: TileLayout, rank: int, world: int) -> ExchangePlan:
-        own = Ownership(layout, world)
-        block = own.blocks[rank]
-        reads = [_reads(layout, own, b) for b in own.blocks]  # (edge pixels, ring ids) per rank
-        needs = [_needs(layout, own, r, *reads[r]) for r in range(world)]
+        return cls._build(layout, rank, *_every_rank(layout, world))
+
+    @classmethod
+    def build_all(cls, layout: TileLayout, world: int) -> list[ExchangePlan]:
+        """Every rank's plan, what they share computed once (the projection's 384 ranks)."""
+        shared = _every_rank(layout, world)
+        return [cls._build(layout, r, *shared) for r in range(world)]
+
+    @classmethod
+    def _build(
+        cls, layout: TileLayout, rank: int, own: Ownership, reads, needs, owners
+    ) -> ExchangePlan:
+        world, block = own.world, own.blocks[rank]
         to_local = _Local(layout, own, rank, needs[rank])
         send = {}
         for q in range(world):
-            mine = needs[q][own.of_pixels(needs[q]) == rank] if q != rank else needs[q][:0]
+            mine = needs[q][owners[q] == rank] if q != rank else needs[q][:0]
             if mine.size:
                 send[q] = to_local.own(mine)
         edge, ring = reads[rank]
@@ -100,6 +109,15 @@ class ExchangePlan:
     def adjoint_bytes(self, channels: int, itemsize: int = 4) -> int:
         """Bytes this rank sends in the cross-face adjoint exchange of one step."""
         return sum(v.size for v in self.send_adjoint.values()) * channels * itemsize
+
+
+def _every_rank(layout: TileLayout, world: int) -> tuple[Ownership, list, list, list]:
+    """The ownership, and per rank what its slab reads, the pixels of others it needs and
+    their owners."""
+    own = Ownership(layout, world)
+    reads = [_reads(layout, own, b) for b in own.blocks]  # (edge pixels, ring ids) per rank
+    needs = [_needs(layout, own, r, *reads[r]) for r in range(world)]
+    return own, reads, needs, [own.of_pixels(v) for v in needs]
 
 
 def _reads(layout: TileLayout, own: Ownership, block: Block) -> tuple[np.ndarray, np.ndarray]:

@@ -79,8 +79,8 @@ def run_decomposed(plan: RolloutPlan, rank: int, world: int, device: str) -> dic
 
 
 def _record_exchange(path, every: list[dict]) -> None:
-    """The output's ``ranks``, and per rank the bytes sent per step and the peak memory (this
-    run's part)."""
+    """The output's ``ranks``, and per rank the bytes sent per step, the peak memory and the
+    step's seconds (this run's part)."""
     import zarr
 
     steps = max(s["steps_run"] for s in every) or 1
@@ -89,6 +89,14 @@ def _record_exchange(path, every: list[dict]) -> None:
             "ranks": len(every),
             "exchange_bytes_per_step": [round(s["sent_bytes"] / steps) for s in every],
             "peak_rss_mb_per_rank": [round(s["peak_rss_mb"], 1) for s in every],
+            # seconds per step: the whole step (writing included), the network's forwards, the
+            # wait for the halo exchange (what the forwards did not hide), the reassembly (with
+            # its exchanges) and the writing (with the barrier that commits the last step)
+            "step_s_per_rank": [round(s["wall_s"] / steps, 5) for s in every],
+            "forward_s_per_rank": [round(s["forward_s"] / steps, 5) for s in every],
+            "halo_wait_s_per_rank": [round(s["halo_wait_s"] / steps, 5) for s in every],
+            "reassembly_s_per_rank": [round(s["reassembly_s"] / steps, 5) for s in every],
+            "write_s_per_rank": [round(s["write_s"] / steps, 5) for s in every],
         }
     )
 
@@ -169,9 +177,13 @@ def _steps(plan, xplan, exchange: Exchange, layout, initial, device) -> tuple[di
     guard = build_guard(plan, region, exchange)
     steps, times = plan.config.output.steps, plan.out_times
 
+    writing = [0.0]
+
     def emit(k: int, y: torch.Tensor) -> None:
+        start = time.perf_counter()
         _commit_previous(writer, exchange, rank, k - 1)  # step k - 1: every rank's is on disk
         writer.append(times[k], y.numpy())
+        writing[0] += time.perf_counter() - start
 
     exchange.reset()
     t_wall = time.perf_counter()
@@ -192,6 +204,10 @@ def _steps(plan, xplan, exchange: Exchange, layout, initial, device) -> tuple[di
         "steps_run": steps - k0,
         "wall_s": wall,
         "sim_h_per_wall_s": hours / wall if wall > 0 else float("nan"),
+        "forward_s": stepper.seconds["forward"],
+        "halo_wait_s": stepper.seconds["halo_wait"],
+        "reassembly_s": stepper.seconds["reassembly"],
+        "write_s": writing[0],
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KB on Linux
     }, writer.path
 

@@ -72,6 +72,7 @@ class StepperConfig:
     precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
     channels_last: bool = True  # the network's convolutions in NHWC
     window: str = "cosine"  # the overlap-add's tile window (screamcast.halo.tile_window)
+    overlap_exchange: bool = True  # several ranks: interior tiles' forwards hide the halo's
 
     @classmethod
     def of(cls, section, device: str) -> StepperConfig:
@@ -83,6 +84,7 @@ class StepperConfig:
             section.precision,
             section.channels_last,
             window=section.window,
+            overlap_exchange=section.overlap_exchange,
         )
 
 
@@ -122,16 +124,17 @@ class GlobalStepper:
         tiles = self.op.gather(x[None].to(self.device))  # (n_tiles, C, S, S)
         return self._forward(tiles, t0, t1)
 
-    def _forward(self, tiles: torch.Tensor, t0, t1) -> torch.Tensor:
-        """The network on ``tiles (N, C, S, S)`` (matching ``static_tiles``), ``batch_size`` at
-        a time: ``(N, C + D, S, S)``."""
+    def _forward(self, tiles: torch.Tensor, t0, t1, which: torch.Tensor | None = None):
+        """The network on ``tiles (N, C, S, S)``, the stepper's tiles ``which`` (indices; all
+        if None), ``batch_size`` at a time: ``(N, C + D, S, S)``."""
         out = None
         bf16 = self.precision == "bf16"
         for b in range(0, tiles.shape[0], self.batch_size):
             sl = slice(b, b + self.batch_size)
-            forcing = self.forcing(t0, t1, sl)  # (batch, 2, S, S), float32
+            mine = sl if which is None else which[sl]
+            forcing = self.forcing(t0, t1, mine)  # (batch, 2, S, S), float32
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
-                y = self.pipeline.predict(tiles[sl], forcing, self.static_tiles[sl]).float()
+                y = self.pipeline.predict(tiles[sl], forcing, self.static_tiles[mine]).float()
             if out is None:
                 out = torch.zeros((tiles.shape[0], *y.shape[1:]), device=self.device)
             out[sl] = y

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import zarr
 
@@ -300,3 +301,21 @@ def test_a_corrector_without_restrict_is_refused_on_several_ranks_before_writing
     said = f"nudging method '{method}' does not run on several ranks (it has no restrict("
     assert said in done.stderr and "]: Traceback" not in done.stderr, done.stderr[-3000:]
     assert not out.exists() and not list(tmp_path.glob("*.zarr*"))
+
+
+@pytest.mark.distributed
+def test_two_ranks_nudged_toward_a_latlon_reference_read_their_boxes_and_equal_one_rank(
+    tiny_checkpoint, tiny_store, tiny_latlon_reference, tmp_path
+):
+    """A lat-lon reference on 2 gloo ranks: each reads the box of points its faces take
+    (tests/rollout/test_nudging_ranks.py), the group sums that straddle them are added over
+    the ranks: one rank's output to float rounding."""
+    flags = ["--reference", str(tiny_latlon_reference), "--steps", "2", "--batch-size", "4"]
+    one, many = tmp_path / "one.zarr", tmp_path / "many.zarr"
+    one_rank(tiny_checkpoint, tiny_store, one, flags)
+    run(ranks(2, args(tiny_checkpoint, tiny_store, many, *flags)))
+    x, y = open_out(one), open_out(many)
+    assert "lat-lon" in y.attrs["nudge_projection"]
+    for v in VARIABLES:
+        np.testing.assert_allclose(y[v].values, x[v].values, rtol=1e-5, atol=1e-5, err_msg=v)
+    assert y.attrs["complete_steps"] == 3

@@ -16,18 +16,29 @@ from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.rollout.block_operator import BlockOperator
 from screamcast.rollout.domain import blocks, chunk_shape
+from screamcast.rollout.domain_stepper import DomainStepper
 from screamcast.rollout.exchange_plan import ExchangePlan
+from screamcast.rollout.stepper import GlobalStepper, StepperConfig
+from screamcast.step.reassembly import Reassembly
+from tests.rollout.test_stepper import stepper
 
 
 class ThreadExchange:
-    """``swap`` between threads: every rank posts what it sends, then takes what it gets."""
+    """``swap`` between threads: every rank posts what it sends, then takes what it gets;
+    ``start`` posts, and its ``wait`` takes (the rank may compute in between)."""
 
     def __init__(self, rank: int, shared: dict, barrier: threading.Barrier):
         self.rank, self.shared, self.barrier = rank, shared, barrier
 
     def swap(self, send: dict, recv: dict) -> dict:
+        return self.start(send, recv).wait()
+
+    def start(self, send: dict, recv: dict):
         for q, tensor in send.items():
             self.shared[self.rank, q] = tensor.clone()
+        return _Posted(self, recv)
+
+    def _take(self, recv: dict) -> dict:
         self.barrier.wait()
         got = {q: self.shared[q, self.rank] for q in recv}
         for q, (shape, dtype, _) in recv.items():
@@ -48,6 +59,14 @@ class ThreadExchange:
             self.shared.clear()
         self.barrier.wait()
         return tensor.copy_(total)
+
+
+class _Posted:
+    def __init__(self, exchange: ThreadExchange, recv: dict):
+        self.exchange, self.recv = exchange, recv
+
+    def wait(self) -> dict:
+        return self.exchange._take(self.recv)
 
 
 def run_ranks(world: int, body) -> None:
@@ -170,3 +189,51 @@ def test_what_a_band_sends_is_what_its_neighbours_receive():
     k, R = layout.ring_sources.T.shape
     entries = sum(p.adjoint_own.size + sum(p.recv_adjoint.values()) for p in plans)
     assert entries == k * R  # every entry added once, by the owner of its source
+
+
+@pytest.mark.parametrize(
+    "n, tile, halo, world, inner",
+    [
+        (32, 4, 3, 6, 36),  # whole faces of 8 x 8 tiles: the 6 x 6 inside the ring
+        (32, 4, 3, 24, 4),  # 2 x 2 blocks of 4 x 4 tiles: the 2 x 2 in the middle
+        (32, 4, 6, 24, 0),  # a halo wider than a tile: every window reads a neighbour's
+        (32, 8, 4, 12, 0),  # bands of one tile row
+    ],
+)
+def test_the_tiles_that_need_no_halo_counted_by_hand(n, tile, halo, world, inner):
+    """The interior a rank runs while its halo is in flight: windows inside its own pixels."""
+    layout = TileLayout(PhysicsGrid.for_face_size(n), tile, halo)
+    op = BlockOperator(HaloOperator(layout), ExchangePlan.build(layout, 0, world), None)
+    assert op.inner.numel() == inner
+    assert sorted(op.inner.tolist() + op.outer.tolist()) == list(range(op.F * op.rows * op.cols))
+
+
+@pytest.mark.parametrize("world", [6, 24])
+@pytest.mark.parametrize("overlap", [True, False])
+def test_the_domain_step_with_its_exchange_hidden_equals_one_rank(world, overlap):
+    """The rollout's domain stepper (the network, its forcing and static tiles), the halo
+    exchange posted and the interior tiles run before it is waited for, on 6 and 24 ranks as
+    threads: the globe's step bit for bit (batches of one tile; with the exchange waited for
+    first, batches of 4 too: a block's tiles come in the same order as one rank's)."""
+    layout = TileLayout(PhysicsGrid.for_face_size(32), 4, 3)
+    torch.manual_seed(0)
+    single = stepper(layout)  # a small U-Net on u, v with an orography
+    batch = 1 if overlap else 4
+    config = StepperConfig(Reassembly.CROSS_FACE, batch_size=batch, overlap_exchange=overlap)
+    single = GlobalStepper(single.pipeline, layout, np.zeros((1, 6, 32, 32)), config)
+    x = torch.randn(2, 6, 32, 32, generator=torch.Generator().manual_seed(1))
+    t0, t1 = np.datetime64("2000-06-01T00"), np.datetime64("2000-06-01T06")
+    want = single.step(x, t0, t1)  # (C + D, 6, n, n)
+    plans = [ExchangePlan.build(layout, r, world) for r in range(world)]
+    whole, waits = torch.empty_like(want), []
+
+    def body(r: int, exchange: ThreadExchange) -> None:
+        s = DomainStepper(single.pipeline, layout, np.zeros((1, 6, 32, 32)), config, plans[r],
+                          exchange)  # fmt: skip
+        region = (slice(None), *plans[r].block.region(layout.tile))
+        whole[region] = s.step(x[region], t0, t1)
+        waits.append(s.seconds)
+
+    run_ranks(world, body)
+    assert torch.equal(whole, want)
+    assert all(w["forward"] > 0 for w in waits)

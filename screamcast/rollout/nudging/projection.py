@@ -90,7 +90,25 @@ class NearestProjection:
                 "a global reference is required"
             )
         self.shape = "x".join(str(reference.sizes[d]) for d in ("lat", "lon"))
+        self.nlon = reference.sizes["lon"]
         self._groups: dict[tuple, tuple[torch.Tensor, ...]] = {}
+
+    def box(self, cells: np.ndarray) -> tuple[slice, np.ndarray | slice, np.ndarray]:
+        """The smallest box of reference points that ``cells`` (flat in ``(6 n n)``: one
+        rank's) take their values from, so that the rank reads only it: its latitude rows, its
+        longitude columns (the shortest run around the circle holding them: a slice, or the
+        indices of a run across the grid's last longitude), and each cell's point in the box,
+        flat in ``(rows, columns)``."""
+        i, j = np.divmod(self.map.source.ravel()[cells], self.nlon)  # (cells,) row, column
+        lat = slice(int(i.min()), int(i.max()) + 1)
+        used = np.unique(j)
+        gaps = np.diff(np.append(used, used[0] + self.nlon))  # to the next used, round the circle
+        widest = int(np.argmax(gaps))
+        start = int(used[(widest + 1) % used.size])  # the run begins after the widest gap
+        width = self.nlon - int(gaps[widest]) + 1
+        lon = (start + np.arange(width)) % self.nlon
+        columns = slice(start, start + width) if start + width <= self.nlon else lon
+        return lat, columns, (i - lat.start) * width + (j - start) % self.nlon
 
     @property
     def description(self) -> str:

@@ -65,6 +65,17 @@ class ReferenceSeries:
         name = f"{self.name} ({where}, counted from face {faces.start}, row {rows.start})"
         return ReferenceSeries(part, self.variables, name, self.time_interpolation)
 
+    def on_box(self, lat: slice, lon) -> ReferenceSeries:
+        """This lat-lon reference's series restricted to the rows ``lat`` and the columns
+        ``lon`` (a slice, or indices of a run across the last longitude): one rank's part, so
+        that it reads only those chunks; its targets are ``(V, rows, columns)``."""
+        part = self.reference.isel(lat=lat, lon=lon)
+        lons = part["lon"].values
+        where = (f"lat {part['lat'].values[0]:g} to {part['lat'].values[-1]:g}, lon "
+                 f"{lons[0]:g} to {lons[-1]:g}")  # fmt: skip
+        return ReferenceSeries(part, self.variables, f"{self.name} ({where})",
+                               self.time_interpolation)  # fmt: skip
+
     def check_covers(self, first: object, last: object) -> None:
         if first < self.times[0] or last > self.times[-1]:
             raise NudgingError(

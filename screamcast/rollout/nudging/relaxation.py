@@ -79,6 +79,7 @@ class Relaxation:
         # the part of the cube apply() is given (faces, rows, cols): all, or one rank's block
         self.region: tuple[slice, ...] = (slice(None),) * 3
         self.cells: torch.Tensor | None = None  # a rank's cells, flat in (6 n n,): lat-lon
+        self.in_box: torch.Tensor | None = None  # ... and their points in its reference box
         self._on_cells: dict[tuple, tuple] = {}  # the lat-lon map's tensors on those cells
         self.reduce = None  # sums over the ranks (a lat-lon reference's groups straddle them)
         self.part: BlockIncrement | None = None  # a block's increment (more than 6 ranks)
@@ -96,16 +97,19 @@ class Relaxation:
         view = copy.copy(self)
         view.region = block.region(tile)
         view.reduce = None if exchange is None else exchange.sum_
+        self.series.close()  # its read-ahead of the whole globe is not needed here
         if self.nearest is not None:
             n = self.nearest.grid.n
             f, y, x = np.meshgrid(*(np.arange(s.start, s.stop) for s in view.region), indexing="ij")
-            view.cells = torch.as_tensor(((f * n + y) * n + x).ravel())  # (F h w,)
+            cells = ((f * n + y) * n + x).ravel()  # (F h w,)
+            lat, lon, in_box = self.nearest.box(cells)
+            view.cells, view.in_box = torch.as_tensor(cells), torch.as_tensor(in_box)
+            view.series = self.series.on_box(lat, lon)  # the points its cells read, only
             view._on_cells = {}
             return view
         factor, n = self.factor, self.blocks.grid.n
         if (block.rows, block.cols) != (range(n // tile),) * 2 and factor > 1:
             view.part = BlockIncrement(rank, blocks, tile, factor, n, exchange)
-        self.series.close()  # its read-ahead of the whole globe is not needed here
         rows, cols = (range(s.start // factor, s.stop // factor) for s in view.region[1:])
         view.series = self.series.on_block(block.faces, rows, cols)
         return view
@@ -175,13 +179,15 @@ class Relaxation:
         return x
 
     def _apply_nearest(self, x: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
-        """``x += alpha * (ref[source] - mean_group(x))``; ``ref (V, n_points)``."""
+        """``x += alpha * (ref[source] - mean_group(x))``; ``ref (V, n_points)`` (one rank's:
+        the points in its box)."""
         source, group, area, group_area, covered = self.nearest.tensors(x)
         if self.cells is not None:  # one rank's cells (F h w,), taken once
             key = (x.device, x.dtype)
             if key not in self._on_cells:
                 cells = self.cells.to(x.device)
-                self._on_cells[key] = tuple(t[cells] for t in (source, group, area, covered))
+                on = tuple(t[cells] for t in (group, area, covered))
+                self._on_cells[key] = (self.in_box.to(x.device), *on)  # its points in its box
             source, group, area, covered = self._on_cells[key]
         for k, c in enumerate(self.index):
             field = x[c].reshape(-1)  # (F h w,)
