@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import rollout_memory
 from benchmarks.harness import save_record, write_block
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,24 +42,9 @@ LAB_BOOK = ROOT / "docs" / "notes" / "2026-12-05-exchange-overlap.md"
 def make_inputs(work: Path, steps: int) -> tuple[Path, Path]:
     """An analytic store and an untrained fixed-seed checkpoint on tiles of ``TILE``."""
     import torch
-    import xarray as xr
-    from omegaconf import OmegaConf
-
-    from screamcast.config import DataConfig, ModelConfig, TrainConfig
-    from screamcast.data.stats import compute_stats
-    from screamcast.sources.synthetic import write_store
-    from screamcast.train.checkpoint_contents import write_untrained_checkpoint
 
     torch.manual_seed(0)
-    store = write_store(work / "ic.zarr", N, days=(steps + 1) / 24, step_hours=1)
-    data = DataConfig(url=str(store), n=N, tile=TILE, halo=HALO)
-    cfg = OmegaConf.structured(TrainConfig(data=data, model=ModelConfig(width=8)))
-    variables = list(data.prognostic) + list(data.diagnostic)
-    opened = xr.open_zarr(store, consolidated=False, chunks=None)
-    stats = compute_stats(opened, variables, data.static)
-    grid, calendar = f"ne{N // 2}pg2", "proleptic_gregorian"
-    write_untrained_checkpoint(cfg, stats, work / "ckpt.pth", 60.0, grid, calendar)
-    return work / "ckpt.pth", store
+    return rollout_memory.make_inputs(work, N, steps + 1, TILE, HALO)
 
 
 def argv(ckpt: Path, store: Path, out: Path, steps: int, overlap: bool) -> list[str]:

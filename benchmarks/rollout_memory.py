@@ -30,7 +30,11 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 
-def make_inputs(work: Path, n: int, steps: int) -> tuple[Path, Path]:
+def make_inputs(
+    work: Path, n: int, steps: int, tile: int | None = None, halo: int | None = None
+) -> tuple[Path, Path]:
+    """An analytic store of ``steps`` hourly times and an untrained checkpoint on tiles of
+    ``tile`` (default ``min(32, n // 2)``) with halo ``halo`` (default ``min(8, tile)``)."""
     import xarray as xr
     from omegaconf import OmegaConf
 
@@ -40,8 +44,9 @@ def make_inputs(work: Path, n: int, steps: int) -> tuple[Path, Path]:
     from screamcast.train.checkpoint_contents import write_untrained_checkpoint
 
     store = write_store(work / "ic.zarr", n, days=steps / 24, step_hours=1)
-    tile = min(32, n // 2)
-    data = DataConfig(url=str(store), n=n, tile=tile, halo=min(8, tile))
+    tile = tile or min(32, n // 2)
+    halo = min(8, tile) if halo is None else halo
+    data = DataConfig(url=str(store), n=n, tile=tile, halo=halo)
     cfg = OmegaConf.structured(TrainConfig(data=data, model=ModelConfig(width=8)))
     variables = list(data.prognostic) + list(data.diagnostic)
     stats = compute_stats(

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from benchmarks.harness import PERF_DOC, RESULTS, save_record, write_block
 from benchmarks.rollout_memory import make_inputs
-from screamcast.rollout.domain import blocks, split
+from screamcast.rollout.domain import blocks, interior, split
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "ace" / "run_screamcast_nudged.py"
@@ -74,7 +74,7 @@ def measure(work: Path, worlds=(1, 2, 3, 6, 12, 24), n: int = 48, steps: int = 3
         ]  # fmt: skip
         subprocess.run([*launch, *argv], env=env, check=True, capture_output=True)
         attrs = json.loads((out / "zarr.json").read_text())["attributes"]
-        plans = [ExchangePlan.build(layout, r, world) for r in range(world)]
+        plans = ExchangePlan.build_all(layout, world)
         # the halo and predictions' exchanges, and on several ranks the guard's global
         # statistics of the 6 output channels
         guard = Guard.bytes_per_step(6) if world > 1 else 0
@@ -116,11 +116,8 @@ def interior_share(world: int) -> float:
     (:attr:`screamcast.rollout.block_operator.BlockOperator.inner`)."""
     T, H, m = PROD["tile"], PROD["halo"], PROD["n"] // PROD["tile"]
     b = max(blocks(world, m), key=lambda b: len(b.rows) * len(b.cols))
-
-    def inside(count: int) -> int:
-        return sum(t * T >= H and (t + 1) * T + H <= count * T for t in range(count))
-
-    return inside(len(b.rows)) * inside(len(b.cols)) / (len(b.rows) * len(b.cols))
+    rows, cols = interior(len(b.rows), T, H), interior(len(b.cols), T, H)
+    return float(rows.mean() * cols.mean())
 
 
 def project(worlds=(2, 3, 6, 12, 24, 48, 96, 384), small=SMALL) -> tuple[list[dict], dict]:

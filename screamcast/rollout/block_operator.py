@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from screamcast.halo import HaloOperator, accumulate_dtype, add_windows, interpolate_ring
+from screamcast.rollout.domain import interior
 from screamcast.rollout.exchange_plan import ExchangePlan
 
 
@@ -105,12 +106,7 @@ class BlockOperator:
         """This rank's tiles (face-major indices) whose windows read only its own pixels: their
         forwards need no halo, so they run while the halo exchange is in flight."""
         T, H = self.op.tile, self.op.halo
-
-        def inside(count: int) -> np.ndarray:  # tile rows (columns) with windows in the block
-            t = np.arange(count)
-            return (t * T >= H) & ((t + 1) * T + H <= count * T)
-
-        ok = inside(self.rows)[:, None] & inside(self.cols)[None, :]  # (rows, cols)
+        ok = interior(self.rows, T, H)[:, None] & interior(self.cols, T, H)[None, :]  # (rows, cols)
         ok = np.broadcast_to(ok, (self.F, self.rows, self.cols)).ravel()
         return torch.as_tensor(np.flatnonzero(ok), device=self.device)
 

@@ -63,6 +63,13 @@ class Block:
         return ((f * m + ty) * m + tx).ravel()
 
 
+def interior(count: int, tile: int, halo: int) -> np.ndarray:
+    """Which of a block's ``count`` tiles along one axis have windows ``[t T - H, (t + 1) T +
+    H)`` inside the block's own pixels, ``(count,)`` bool: their forwards need no halo."""
+    t = np.arange(count)
+    return (t * tile >= halo) & ((t + 1) * tile + halo <= count * tile)
+
+
 def split(k: int, m: int) -> tuple[int, int]:
     """``(a, b)``: a face cut into ``a`` rows of ``b`` blocks, ``a * b = k``, ``a >= b``, as
     near square as ``k`` allows (fewer, shorter borders to exchange)."""

@@ -14,6 +14,7 @@ with batches of one tile or a block without interior tiles)."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -49,29 +50,32 @@ class DomainStepper(GlobalStepper):
         self.overlap = config.overlap_exchange
         self.seconds = {"forward": 0.0, "halo_wait": 0.0, "reassembly": 0.0}
 
-    def _timed_forward(self, tiles: torch.Tensor, t0, t1, which=None) -> torch.Tensor:
+    @contextmanager
+    def _timed(self, part: str):
         start = time.perf_counter()
-        out = self._forward(tiles, t0, t1, which)
-        self.seconds["forward"] += time.perf_counter() - start
-        return out
+        yield
+        self.seconds[part] += time.perf_counter() - start
 
-    def _finish(self, slab: torch.Tensor, pending) -> torch.Tensor:
-        start = time.perf_counter()
-        slab = self.block.finish(slab, pending)
-        self.seconds["halo_wait"] += time.perf_counter() - start
-        return slab
+    def _run(self, slab: torch.Tensor, which, t0, t1) -> torch.Tensor:
+        """The network on the tiles ``which`` (all if None) of ``slab``, timed."""
+        tiles = self.block.cut(slab, which)  # (len(which), C, S, S)
+        with self._timed("forward"):
+            return self._forward(tiles, t0, t1, which)
 
     @torch.no_grad()
     def predict_tiles(self, x: torch.Tensor, t0, t1) -> torch.Tensor:
         """``x (C, F, h, w)`` -> predictions on this rank's tile pixels ``(F rows cols, C + D,
         S, S)``."""
         slab, pending = self.block.start(x.to(self.device))  # (C, F, h + 2H, w + 2H)
-        if not self.overlap or not self.block.inner.numel():
-            return self._timed_forward(self.block.cut(self._finish(slab, pending)), t0, t1)
         inner, outer = self.block.inner, self.block.outer
-        first = self._timed_forward(self.block.cut(slab, inner), t0, t1, inner)
-        slab = self._finish(slab, pending)  # the halo: in flight while the interior ran
-        rest = self._timed_forward(self.block.cut(slab, outer), t0, t1, outer)
+        if not self.overlap or not inner.numel():
+            with self._timed("halo_wait"):
+                slab = self.block.finish(slab, pending)
+            return self._run(slab, None, t0, t1)
+        first = self._run(slab, inner, t0, t1)
+        with self._timed("halo_wait"):  # the halo: in flight while the interior ran
+            slab = self.block.finish(slab, pending)
+        rest = self._run(slab, outer, t0, t1)
         out = first.new_empty(len(inner) + len(outer), *first.shape[1:])  # (F rows cols, ...)
         out[inner], out[outer] = first, rest
         return out
@@ -79,10 +83,7 @@ class DomainStepper(GlobalStepper):
     def step(self, x: torch.Tensor, t0, t1) -> torch.Tensor:
         """``x (C, F, h, w)`` at t -> ``(C + D, F, h, n)`` at t+1 on this rank's block."""
         tiles = self.predict_tiles(x, t0, t1)  # (F rows cols, C + D, S, S)
-        start = time.perf_counter()
-        if not self.halo_adjoint:
-            out = self.block.crop(tiles)
-        else:
-            out = self.block.adjoint(tiles, self.cross_face, self.window)
-        self.seconds["reassembly"] += time.perf_counter() - start
-        return out
+        with self._timed("reassembly"):
+            if not self.halo_adjoint:
+                return self.block.crop(tiles)
+            return self.block.adjoint(tiles, self.cross_face, self.window)

@@ -224,7 +224,7 @@ def test_the_domain_step_with_its_exchange_hidden_equals_one_rank(world, overlap
     x = torch.randn(2, 6, 32, 32, generator=torch.Generator().manual_seed(1))
     t0, t1 = np.datetime64("2000-06-01T00"), np.datetime64("2000-06-01T06")
     want = single.step(x, t0, t1)  # (C + D, 6, n, n)
-    plans = [ExchangePlan.build(layout, r, world) for r in range(world)]
+    plans = ExchangePlan.build_all(layout, world)
     whole, waits = torch.empty_like(want), []
 
     def body(r: int, exchange: ThreadExchange) -> None:
