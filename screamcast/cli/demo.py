@@ -37,6 +37,19 @@ def _refuse_stale_demo(data: Path, best: Path) -> None:
         )
 
 
+def _refuse_stale_model(best: Path) -> None:
+    """A demo model trained before the statistics kept each channel's extremes: the guard
+    would bound its precipitation by 10 sigma, which the demo's own storms exceed."""
+    from screamcast import checkpoint_format as fmt
+
+    if best.exists() and not fmt.load(best)["description"]["stats"].get("min"):
+        raise ValueError(
+            f"{best} was trained by an older screamcast whose statistics lack each channel's "
+            f"extremes, which the rollout's guard now bounds by: remove {best.parent} to "
+            "retrain it (a few minutes)"
+        )
+
+
 def _refuse_stale_reference(ref: Path) -> None:
     """A demo reference built before the demo moved from ne6pg2 to ne8pg2 is the user's to
     delete (10 s to rebuild); the model does not depend on it."""
@@ -70,6 +83,7 @@ def demo_arguments() -> list[str]:
     best = ROOT / "runs" / "demo" / "best.pth"
     _refuse_stale_demo(data, best)
     _refuse_stale_reference(ref)
+    _refuse_stale_model(best)
     if not best.exists():
         print("training the demo model (a few minutes on 2 CPU cores) ...", flush=True)
         from screamcast.cli.hydra_config import compose_train

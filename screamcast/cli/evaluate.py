@@ -80,6 +80,10 @@ def _climate(a, report: str) -> int:
     except (ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except ImportError as err:  # an install without a base dependency (pyshtools)
+        need = f"the climate report needs {err.name} (pip install {err.name}) or --no-figures"
+        print(f"error: {need}", file=sys.stderr)
+        return 2
     print(f"wrote {report}/climate.md")
     return 0
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
-from screamcast.data.credentials import CredentialsInURL, redact, refuse
+from screamcast.data.credentials import CredentialsInURL, redact, refuse, refuse_in
 from screamcast.data.remote import s3_message
 
 _S3_LIBRARIES = ("botocore", "aiobotocore", "s3fs", "obstore", "aiohttp")
@@ -56,6 +58,23 @@ def _yaml(text: str):
         return None
 
 
+def _configs(args: list[str]) -> dict:
+    """``{path: contents}`` of each ``--config`` YAML file given (unreadable ones left out:
+    the command's own error names the file)."""
+    found = {}
+    for i, arg in enumerate(args):
+        key, eq, value = arg.partition("=")
+        path = args[i + 1] if arg == "--config" and i + 1 < len(args) else None
+        path = value if key == "--config" and eq else path
+        if path:
+            try:
+                with open(path) as f:
+                    found[path] = _yaml(f.read())
+            except OSError:
+                pass
+    return found
+
+
 def _options(args: list[str]) -> dict:
     """Every storage option the command was given, nested (whose secrets are redacted from
     its messages and logs): ``--storage-options`` JSON, ``...storage_options=...``
@@ -65,14 +84,8 @@ def _options(args: list[str]) -> dict:
         key, eq, value = arg.partition("=")
         if eq and "storage_options" in key:
             found[f"override {i}"] = _yaml(value)
-        path = args[i + 1] if arg == "--config" and i + 1 < len(args) else None
-        path = value if key == "--config" and eq else path
-        if path:
-            try:
-                with open(path) as f:
-                    found["config"] = _yaml(f.read())
-            except OSError:
-                pass  # the command's own error names the file
+    for k, config in enumerate(_configs(args).values()):
+        found[f"config {k}"] = config
     return {k: v for k, v in found.items() if isinstance(v, dict)}
 
 
@@ -102,6 +115,61 @@ def _redacting(options: dict) -> None:
     logging.setLogRecordFactory(factory)
 
 
+class _RankErrors:
+    """Under ``screamcast-launch``: this rank's ``error: ...`` lines go to the launcher's
+    folder (it prints each distinct one once, naming the ranks); the rest of stderr passes."""
+
+    def __init__(self, stream, path: Path):
+        self.stream, self.path, self.pending = stream, path, ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            if line.startswith("error: "):
+                with open(self.path, "a") as f:
+                    f.write(line + "\n")
+            else:
+                self.stream.write(line + "\n")
+        if self.pending and not self.pending.startswith("error"):
+            self.stream.write(self.pending)  # a progress bar's carriage returns
+            self.pending = ""
+        return len(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _collect_errors() -> None:
+    """Send this rank's error lines to the launcher when ``screamcast-launch`` started it."""
+    from screamcast.cli.launch import ERRORS_ENV
+
+    folder = os.environ.get(ERRORS_ENV)
+    rank = os.environ.get("RANK")
+    if folder and rank is not None and not isinstance(sys.stderr, _RankErrors):
+        sys.stderr = _RankErrors(sys.stderr, Path(folder) / f"rank{rank}.txt")
+
+
+class _BesideProgressBars(logging.Handler):
+    """The package's warnings on their own lines, above any progress bar (tqdm.write), not
+    glued to the bar's line as Python's last-resort handler leaves them."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if logging.getLogger().handlers:  # Hydra's (or the user's) own handlers print it
+            return
+        from tqdm import tqdm
+
+        tqdm.write(self.format(record), file=sys.stderr)
+
+
+def _console_logging() -> None:
+    logger = logging.getLogger("screamcast")
+    if not any(isinstance(h, _BesideProgressBars) for h in logger.handlers):
+        handler = _BesideProgressBars(logging.WARNING)
+        handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+        logger.addHandler(handler)
+
+
 def _from_s3(err: BaseException) -> bool:
     seen: BaseException | None = err
     while seen is not None:
@@ -117,12 +185,16 @@ def guarded(main: Callable[..., int | None]) -> Callable[..., int]:
 
     @functools.wraps(main)
     def run(argv: list[str] | None = None) -> int:
+        _collect_errors()
+        _console_logging()
         args = list(sys.argv[1:] if argv is None else argv)
         options = _options(args)
         try:
             for i in range(len(args)):
                 where, value = _where(args, i)
                 refuse(value, where)
+            for path, config in _configs(args).items():
+                refuse_in(config, path)
         except CredentialsInURL as err:
             print(f"error: {err}", file=sys.stderr)
             return 2

@@ -13,6 +13,7 @@ Settings come from the inference config (:mod:`screamcast.config.inference`): a 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -21,12 +22,24 @@ from screamcast.cli.rollout_flags import FLAG_OF, add_flags
 from screamcast.config.inference import InferenceConfig
 from screamcast.config.strict import ConfigError
 
+DESCRIPTION = """The global nudged rollout of a trained emulator (docs/rollout.md).
+
+Settings come from the inference config: a YAML file (--config, e.g.
+configs/production/*.yaml), then key=value overrides, then flags, each later one winning.
+With no arguments, or with --demo and any flags, it runs the embedded demo. Several ranks:
+torchrun --nproc-per-node 2 -- run_screamcast_nudged.py ... (the -- keeps torchrun from
+reading --start as its --start-method)."""
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="run_screamcast_nudged.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="run the embedded demo (the default with no arguments) with the flags given, "
+        "e.g. --demo --guard warn",
     )
     p.add_argument(
         "--config",
@@ -47,6 +60,7 @@ def parse(argv: list[str]) -> tuple[InferenceConfig, dict]:
     """The config, and where each key that was set came from (a flag, a file, an override)."""
     p = parser()
     given = vars(p.parse_intermixed_args(argv))
+    given.pop("demo")
     path, overrides = given.pop("config", None), given.pop("overrides", [])
     try:
         config, origin = InferenceConfig.load(path, overrides)  # its errors name the file
@@ -78,33 +92,67 @@ def worded(err: ConfigError, origin: dict) -> str:
     return err.worded(name_of)
 
 
-def print_table(metrics: dict, steps: int) -> None:
-
+def print_table(metrics: dict, steps: int, step_hours: float | None = None, units=None) -> None:
+    """The area-weighted RMSE by lead, with column labels (the lead in hours when the step's
+    length is known) and each variable's units; persistence in brackets."""
+    units = units or {}
     leads = sorted({1, steps // 4, steps // 2, steps} - {0})
-    if all("rmse" not in m for m in metrics.values()):  # no truth: the reference's
-        print(f"\narea-weighted RMSE against the nudging reference at lead steps {leads}:")
-        for var, m in metrics.items():
-            if "reference_rmse" in m:
-                print(f"  {var:<12} " + "  ".join(f"{m['reference_rmse'][k]:9.3g}" for k in leads))
-        return
-    print(f"\narea-weighted RMSE (persistence in brackets) at lead steps {leads}:")
+    label = [f"{k * step_hours:g} h" if step_hours else f"step {k}" for k in leads]
+    step = f" (1 step = {step_hours:g} h)" if step_hours else ""
+    scored = any("rmse" in m for m in metrics.values())
+    what = "(persistence in brackets)" if scored else "against the nudging reference"
+    print(f"\narea-weighted RMSE {what} by lead time{step}:")
+    print(f"  {'variable [units]':<24}" + "".join(f"{x:>22}" for x in label))
     for var, m in metrics.items():
-        cells = "  ".join(f"{m['rmse'][k]:9.3g} ({m['persistence_rmse'][k]:.3g})" for k in leads)
-        print(f"  {var:<12} {cells}")
+        if scored:
+            cells = [f"{m['rmse'][k]:.3g} ({m['persistence_rmse'][k]:.3g})" for k in leads]
+        elif "reference_rmse" in m:
+            cells = [f"{m['reference_rmse'][k]:.3g}" for k in leads]
+        else:
+            continue
+        name = f"{var} [{units[var]}]" if units.get(var) else var
+        print(f"  {name:<24}" + "".join(f"{c:>22}" for c in cells))
+    if scored and step_hours and steps * step_hours >= 12:
+        print(
+            "  persistence: the initial state held fixed; in fields with a daily cycle\n"
+            "  (temperature, insolation-driven ones) it comes back near the truth every 24 h"
+        )
 
 
 @guarded
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv:
+    if not argv or "--demo" in argv:
         from screamcast.cli.demo import demo_arguments
 
         try:
-            argv = demo_arguments()
+            argv = demo_arguments() + [a for a in argv if a != "--demo"]
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
         print("demo:", " ".join(argv), flush=True)
+        return _demo(argv)
+    return _main(argv)
+
+
+def _demo(argv: list[str]) -> int:
+    """The demo's run; a failed one leaves no new output behind (each try writes a new
+    ``demo_out/rollout_NNN.zarr``)."""
+    output = Path(argv[argv.index("--output") + 1])
+    existed = output.exists()
+    code = 1
+    try:
+        code = _main(argv)
+    finally:
+        if code != 0 and not existed and output.exists():
+            shutil.rmtree(output, ignore_errors=True)
+            print(f"(the failed demo's partial output {output} was removed)", file=sys.stderr)
+    if code == 2:
+        print("to run the demo on past the guard: bash ci/demo.sh --guard warn", file=sys.stderr)
+    return code
+
+
+def _main(argv: list[str]) -> int:
     config, origin = parse(argv)
     try:
         summary, table = _run(config, origin)
@@ -149,11 +197,23 @@ def _report(config: InferenceConfig, table: dict | None) -> None:
         )
         return
     base = str(output).removesuffix(".zarr")
-    print_table(table, config.output.steps)
+    print_table(table, config.output.steps, *_step_hours_and_units(output))
     for line in truth_gaps(table, config.initial_condition.data):
         print(line)
     picture = f", {base}_last_step.png" if Path(f"{base}_last_step.png").exists() else ""
     print(f"\nwrote {output}, {base}_metrics.csv/.json{picture}")
+
+
+def _step_hours_and_units(output) -> tuple[float | None, dict]:
+    """The output's step in hours and each variable's units, as its metadata says."""
+    import xarray as xr
+
+    from screamcast.data.calendar import DECODER
+
+    ds = xr.open_zarr(output, consolidated=False, chunks=None, decode_times=DECODER)
+    times = ds["time"].values
+    hours = (times[1] - times[0]).total_seconds() / 3600.0 if len(times) > 1 else None
+    return hours, {v: ds[v].attrs.get("units", "") for v in ds.data_vars}
 
 
 if __name__ == "__main__":

@@ -31,6 +31,13 @@ def _run(cfg: DictConfig) -> None:
             message = f"{err.bare} (data.{err.option}=true)"
         print(f"error: {message}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:  # a second Ctrl-C: the first saves at the step's end
+        print(
+            f"interrupted: {cfg.run_dir}/latest.pth holds the last step saved; the same "
+            "command resumes from it",
+            file=sys.stderr,
+        )
+        sys.exit(130)
     finally:
         _leave_group()
 

@@ -144,7 +144,8 @@ class GuardSection:
     action: str = "stop"  # stop, warn (once per channel and test) or off (non-finite stops)
     mean_sigmas: float = 1.0  # |global mean - training mean| <= this x training std
     spread_factor: float = 2.0  # spread (the std over the globe) <= this x training std
-    extreme_sigmas: float = 10.0  # every |value - training mean| <= this x training std
+    extreme_margin: float = 0.5  # every value within the training range +- this x its width
+    extreme_sigmas: float = 10.0  # statistics without extremes: |value - mean| <= this x std
 
 
 @dataclass
@@ -217,7 +218,7 @@ class InferenceConfig:
         _choice("nudging.time", n.time, TIME_INTERPOLATIONS)
         _choice("nudging.partial_reference", n.partial_reference, PARTIAL)
         _choice("guard.action", self.guard.action, GUARD_ACTIONS)
-        for key in ("mean_sigmas", "spread_factor", "extreme_sigmas"):
+        for key in ("mean_sigmas", "spread_factor", "extreme_margin", "extreme_sigmas"):
             if not getattr(self.guard, key) > 0:
                 raise ConfigError(f"{{guard.{key}}} must be positive", f"guard.{key}")
 

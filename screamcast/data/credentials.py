@@ -12,7 +12,15 @@ from __future__ import annotations
 
 import re
 
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/@\s'\"]+)@")
+# A URL's user part: what follows ``scheme://`` up to an ``@``, with no ``/`` in it, or with a
+# ``:`` before any ``/`` (``KEY:SECRET@``: half of real AWS secret keys hold a ``/``, and
+# ``+``, ``=`` or percent-encoding; a path's ``@``, as in ``s3://b/x@v1``, has no ``:``).
+_USERINFO = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)"
+    r"(?P<info>[^/@\s'\"]+|[^/@\s'\":]+:[^@\s'\"]+)@"
+)
+# The same without its scheme, as botocore quotes a bucket (``Invalid bucket name "K:S@b"``).
+_BARE = re.compile(r"(?<![\w/:.@-])(?P<info>[A-Za-z0-9_.-]{3,}:(?!//)[^@\s'\"]+)@(?=[A-Za-z0-9])")
 SECRET_KEYS = {
     "key",
     "secret",
@@ -33,12 +41,14 @@ class CredentialsInURL(ValueError):
 
 
 def secrets_of(options: dict | None) -> list[str]:
-    """The secret values in (nested) storage options, longest first."""
+    """The secret values in (nested dicts and lists of) storage options, longest first, so
+    a secret that holds another is redacted whole."""
     found: list[str] = []
 
     def walk(d) -> None:
-        for k, v in (d or {}).items():
-            if isinstance(v, dict):
+        items = d.items() if isinstance(d, dict) else enumerate(d if isinstance(d, list) else [])
+        for k, v in items:
+            if isinstance(v, dict | list):
                 walk(v)
             elif str(k).lower() in SECRET_KEYS and isinstance(v, str) and v:
                 found.append(v)
@@ -48,8 +58,10 @@ def secrets_of(options: dict | None) -> list[str]:
 
 
 def redact(text: str, options: dict | None = None) -> str:
-    """``text`` with every URL's user part as ``***`` and secret option values as ``***``."""
+    """``text`` with every URL's user part as ``***`` (with or without its scheme) and secret
+    option values as ``***``."""
     out = _USERINFO.sub(lambda m: f"{m['scheme']}***@", str(text))
+    out = _BARE.sub("***@", out)
     for secret in secrets_of(options):
         out = out.replace(secret, "***")
     return out
@@ -66,6 +78,18 @@ def scrub(config):
     if isinstance(config, list):
         return [scrub(v) for v in config]
     return config
+
+
+def refuse_in(config, source: str, key: str = "") -> None:
+    """:func:`refuse` every string in a (nested) config read from ``source``, naming its key."""
+    if isinstance(config, dict):
+        for k, v in config.items():
+            refuse_in(v, source, f"{key}.{k}" if key else str(k))
+    elif isinstance(config, list):
+        for i, v in enumerate(config):
+            refuse_in(v, source, f"{key}[{i}]")
+    elif isinstance(config, str):
+        refuse(config, f"{key} ({source})")
 
 
 def refuse(url: str, where: str) -> None:

@@ -19,6 +19,12 @@ precipitation, cloud, a downward flux: they keep their relative precision, their
 their sign). What each channel may lose is budgeted in :mod:`.precision`. Values beyond
 1,024 times the first block's spread about the offset are refused at write time
 (:func:`check_range`), naming the channel.
+
+Channels float16 cannot hold within their budget (surface pressure's 1 Pa about 1000 hPa) are
+``exact``: kept as float32, their 32 bits stored as two float16 words (the low half in the
+channel's own slot, the high half in a slot appended after the C channels), so one chunk
+still holds every channel and every reader still sees float32. Per channel, then, float16 or
+float32.
 """
 
 from __future__ import annotations
@@ -46,19 +52,25 @@ class PackingError(ValueError):
 
 @dataclass(frozen=True)
 class ChannelPacking(ArrayArrayCodec):
-    """Per-channel affine to float16 along ``axis`` of each chunk (which holds every channel)."""
+    """Per-channel affine to float16 along ``axis`` of each chunk (which holds every channel);
+    the ``exact`` channels kept float32 (two float16 words each)."""
 
     is_fixed_size = True
     axis: int
     offset: tuple[float, ...]
     scale: tuple[float, ...]
+    exact: tuple[int, ...]
 
-    def __init__(self, *, axis: int, offset, scale) -> None:
+    def __init__(self, *, axis: int, offset, scale, exact=()) -> None:
         if len(offset) != len(scale):
             raise ValueError(f"{NAME}: {len(offset)} offsets but {len(scale)} scales")
+        exact = tuple(sorted(int(c) for c in exact))
+        if any(not 0 <= c < len(offset) for c in exact) or len(set(exact)) != len(exact):
+            raise ValueError(f"{NAME}: exact channels {list(exact)} not distinct in [0, C)")
         object.__setattr__(self, "axis", int(axis))
         object.__setattr__(self, "offset", tuple(float(v) for v in offset))
         object.__setattr__(self, "scale", tuple(float(v) for v in scale))
+        object.__setattr__(self, "exact", exact)
 
     @classmethod
     def from_dict(cls, data: dict) -> ChannelPacking:
@@ -67,10 +79,20 @@ class ChannelPacking(ArrayArrayCodec):
 
     def to_dict(self) -> dict:
         config = {"axis": self.axis, "offset": list(self.offset), "scale": list(self.scale)}
+        if self.exact:  # stores without exact channels keep their metadata as before
+            config["exact"] = list(self.exact)
         return {"name": NAME, "configuration": config}
 
+    def dtypes(self) -> list[str]:
+        """Each channel's storage: float16 or float32."""
+        return ["float32" if c in self.exact else "float16" for c in range(len(self.offset))]
+
     def resolve_metadata(self, chunk_spec):
-        return replace(chunk_spec, dtype=Float16(), fill_value=np.float16("nan"))
+        shape = list(chunk_spec.shape)
+        shape[self.axis] += len(self.exact)  # the exact channels' high words
+        return replace(
+            chunk_spec, shape=tuple(shape), dtype=Float16(), fill_value=np.float16("nan")
+        )
 
     def _broadcast(self, ndim: int) -> tuple[np.ndarray, np.ndarray]:
         shape = [1] * ndim
@@ -79,16 +101,48 @@ class ChannelPacking(ArrayArrayCodec):
         return offset, np.asarray(self.scale, np.float32).reshape(shape)
 
     async def _decode_single(self, chunk_array, chunk_spec):
-        stored = chunk_array.as_numpy_array()
-        x = unpack(stored, *self._broadcast(stored.ndim))
-        return chunk_array.__class__.from_numpy_array(x)
+        return chunk_array.__class__.from_numpy_array(
+            self.decode_chunk(chunk_array.as_numpy_array())
+        )
 
     async def _encode_single(self, chunk_array, chunk_spec):
-        x = chunk_array.as_numpy_array()
-        return chunk_array.__class__.from_numpy_array(pack(x, *self._broadcast(x.ndim)))
+        return chunk_array.__class__.from_numpy_array(
+            self.encode_chunk(chunk_array.as_numpy_array())
+        )
+
+    def encode_chunk(self, x: np.ndarray) -> np.ndarray:
+        """float32 ``(.., C, ..)`` -> stored float16 ``(.., C + E, ..)`` (E exact channels)."""
+        with np.errstate(over="ignore"):  # an exact channel's packed value is overwritten
+            stored = pack(x, *self._broadcast(x.ndim))
+        if not self.exact:
+            return stored
+        words = np.moveaxis(x.astype(np.float32), self.axis, 0)[list(self.exact)].view(np.uint32)
+        low = (words & 0xFFFF).astype(np.uint16).view(np.float16)  # (E, ..)
+        high = (words >> 16).astype(np.uint16).view(np.float16)
+        slots = np.moveaxis(stored, self.axis, 0)  # (C, ..)
+        slots[list(self.exact)] = low
+        return np.moveaxis(np.concatenate([slots, high]), 0, self.axis)  # (.., C + E, ..)
+
+    def decode_chunk(self, stored: np.ndarray) -> np.ndarray:
+        """Stored float16 ``(.., C + E, ..)`` -> float32 ``(.., C, ..)``."""
+        C = len(self.offset)
+        slots = np.moveaxis(stored, self.axis, 0)  # (C + E, ..)
+        with np.errstate(invalid="ignore", over="ignore"):  # an exact channel's low word
+            x = unpack(slots[:C], *self._broadcast_leading(slots.ndim))
+        if self.exact:
+            low = slots[list(self.exact)].view(np.uint16).astype(np.uint32)
+            high = slots[C:].view(np.uint16).astype(np.uint32)
+            x[list(self.exact)] = ((high << 16) | low).view(np.float32)
+        return np.moveaxis(x, 0, self.axis)
+
+    def _broadcast_leading(self, ndim: int) -> tuple[np.ndarray, np.ndarray]:
+        shape = (len(self.offset),) + (1,) * (ndim - 1)  # (C, 1, ..): channels first
+        offset = np.asarray(self.offset, np.float32).reshape(shape)
+        return offset, np.asarray(self.scale, np.float32).reshape(shape)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec) -> int:
-        return input_byte_length // 2
+        C = len(self.offset)
+        return input_byte_length // (2 * C) * (C + len(self.exact))
 
 
 register_codec(NAME, ChannelPacking)
@@ -150,15 +204,20 @@ def choose(blocks, axis: int, constant: list | None = None) -> tuple[list[float]
 
 def round_trip(packing: ChannelPacking, x: np.ndarray, channels: slice) -> np.ndarray:
     """``x (t, C', ...)`` (channels ``channels`` of the stack, along axis 1) as the store
-    gives them back: the codec's own arithmetic, so equal to a read bit for bit."""
+    gives them back: the codec's own arithmetic, so equal to a read bit for bit (an exact
+    channel comes back as it went in)."""
     shape = (1, channels.stop - channels.start) + (1,) * (x.ndim - 2)
     offset = np.asarray(packing.offset[channels], np.float32).reshape(shape)
     scale = np.asarray(packing.scale[channels], np.float32).reshape(shape)
-    return unpack(pack(x, offset, scale), offset, scale)
+    with np.errstate(over="ignore"):
+        back = unpack(pack(x, offset, scale), offset, scale)
+    exact = [c - channels.start for c in packing.exact if channels.start <= c < channels.stop]
+    back[:, exact] = x[:, exact]
+    return back
 
 
-def codec(offsets, scales, axis: int) -> ChannelPacking:
-    return ChannelPacking(axis=axis, offset=offsets, scale=scales)
+def codec(offsets, scales, axis: int, exact=()) -> ChannelPacking:
+    return ChannelPacking(axis=axis, offset=offsets, scale=scales, exact=exact)
 
 
 def check_range(packing: ChannelPacking, stack: np.ndarray, names: list[str]) -> None:
@@ -166,6 +225,7 @@ def check_range(packing: ChannelPacking, stack: np.ndarray, names: list[str]) ->
     with np.errstate(over="ignore"):  # the overflow is what is looked for
         packed = pack(stack, *packing._broadcast(stack.ndim))  # (.., C, ..)
     over = np.isfinite(stack) & ~np.isfinite(packed)
+    np.moveaxis(over, packing.axis, 0)[list(packing.exact)] = False  # float32: any value
     if over.any():
         c = int(np.argwhere(over)[0][packing.axis])
         lo = packing.offset[c] - FLOAT16_MAX * packing.scale[c]

@@ -13,10 +13,12 @@ most fields, not for all. A channel's budget is what its users need back:
 - ``2**-10`` of the first block's spread about its mean for any other channel;
 - and exact zeros: a channel whose first block holds exact zeros gets them back exactly.
 
-The ingestion checks each block's round trip against its budget (:func:`worst`, from
-``screamcast.data.stacked.write_stack``); a channel
-whose first block cannot meet it makes the store float32 (or, with ``--dtype float16`` given,
-is refused). The worst error per channel goes into the ingestion's summary.
+The ingestion stores a channel as float32 where float16 cannot meet its budget with room on
+its first, middle and last blocks (``screamcast.ingest.store.first_block_packing``; with
+``--dtype float16`` given, such a channel is refused), and checks each block's round trip
+against the budget (:func:`worst`, from ``screamcast.data.stacked.write_stack``): a block over
+it is written and warned about, never refused part way. The dtype and worst error per channel
+go into the ingestion's summary.
 """
 
 from __future__ import annotations
@@ -93,8 +95,9 @@ def worst(x: np.ndarray, back: np.ndarray, budgets_: list[Budget], axis: int) ->
     return out
 
 
-def over(report: list[dict], names: list[str], budgets_: list[Budget]) -> list[str]:
-    """A sentence for each channel over its budget."""
+def over(report: list[dict], names: list[str], budgets_: list[Budget], every=False) -> list:
+    """A sentence for each channel over its budget (``every``: one entry per channel, None
+    for those within it)."""
     lines = []
     for name, r, b in zip(names, report, budgets_, strict=True):
         if r["used"] > 1:
@@ -103,6 +106,8 @@ def over(report: list[dict], names: list[str], budgets_: list[Budget]) -> list[s
             )
             limit = f"{b.absolute:.3g}" + (f" or {b.relative:.3g} |x|" if b.relative else "")
             lines.append(f"{name}: {what}, budget {limit}")
+        elif every:
+            lines.append(None)
     return lines
 
 

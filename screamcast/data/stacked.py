@@ -17,6 +17,7 @@ where a channel lies.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 
@@ -27,6 +28,8 @@ from xarray.core import indexing
 
 from screamcast.data import packing as packing_
 from screamcast.data import precision
+
+log = logging.getLogger(__name__)
 
 ATTR = "stacked"
 FIELDS, STATIC = "fields", "static_fields"
@@ -137,16 +140,17 @@ def write_stack(group, fields: dict, t0: int | None = None) -> dict | None:
 
 def _within_budget(packed, stack: np.ndarray, names: list[str], budget: list) -> dict:
     """``{channel: [worst error, share of its budget]}`` of ``stack (t, C, 6, n, n)`` as the
-    store gives it back; a channel over its budget is refused, naming it."""
+    store gives it back; a channel over its budget is written and warned about, naming it
+    (its worst error goes into the ingestion's summary), never refused part way."""
     budgets = precision.from_attrs(budget)
     back = packing_.round_trip(packed, stack, slice(0, len(names)))
     report = precision.worst(stack, back, budgets, axis=1)
     over = precision.over(report, names, budgets)
     if over:
-        raise packing_.PackingError(
-            f"float16 cannot hold this block within the error budget set by the store's first "
-            f"block (docs/ingest.md): {'; '.join(over)}; the blocks written are kept, but the "
-            "store must be made again as float32 (screamcast-ingest --dtype float32 --overwrite)"
+        log.warning(
+            "float16 holds this block beyond the error budget set by the store's first blocks "
+            "(docs/ingest.md): %s; written (the summary lists each channel's worst error)",
+            "; ".join(over),
         )
     return {n: [r["error"], r["used"]] for n, r in zip(names, report, strict=True)}
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""Normalisation statistics: area-weighted mean / std per variable and std of 1-step changes.
+"""Normalisation statistics: area-weighted mean / std per variable and std of 1-step changes,
+and each variable's smallest and largest value (the rollout's guard bounds a run by them).
 
 Computed in one streaming pass over time blocks (memory flat in the length of the store), saved
 as JSON beside a run and embedded in every checkpoint, so a checkpoint normalises its inputs
@@ -21,20 +22,28 @@ from screamcast.grid.physics import PhysicsGrid
 
 @dataclass
 class Stats:
-    """Per-variable ``mean``, ``std`` and ``diff_std`` (std of x(t+1) - x(t)); plain floats."""
+    """Per-variable ``mean``, ``std``, ``diff_std`` (std of x(t+1) - x(t)), ``min`` and
+    ``max``; plain floats. Statistics written before ``min``/``max`` existed load with them
+    empty (the guard then bounds by ``std``)."""
 
     mean: dict[str, float] = field(default_factory=dict)
     std: dict[str, float] = field(default_factory=dict)
     diff_std: dict[str, float] = field(default_factory=dict)
+    min: dict[str, float] = field(default_factory=dict)
+    max: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> Stats:
-        return cls(
-            **{k: {v: float(x) for v, x in data[k].items()} for k in ("mean", "std", "diff_std")}
-        )
+        keys = ("mean", "std", "diff_std", "min", "max")
+        return cls(**{k: {v: float(x) for v, x in data.get(k, {}).items()} for k in keys})
+
+    def subset(self, channels) -> Stats:
+        """These ``channels``' statistics (extremes only where recorded)."""
+        d = self.to_dict()
+        return Stats.from_dict({k: {c: d[k][c] for c in channels if c in d[k]} for k in d})
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
@@ -45,23 +54,32 @@ class Stats:
 
 
 class Moments:
-    """Weighted running sums in float64 (Chan-style merging is overkill at these sizes);
-    sums of parts add up (the ingestion's time blocks: :meth:`merge`)."""
+    """Weighted running sums in float64 (Chan-style merging is overkill at these sizes) and
+    the extremes; parts merge (the ingestion's time blocks: :meth:`merge`; a block recorded
+    before the extremes were kept merges as ``[w, s1, s2]``)."""
 
-    def __init__(self, w: float = 0.0, s1: float = 0.0, s2: float = 0.0):
-        self.w, self.s1, self.s2 = w, s1, s2
+    def __init__(self, w=0.0, s1=0.0, s2=0.0, lo=float("inf"), hi=float("-inf")):
+        self.w, self.s1, self.s2, self.lo, self.hi = w, s1, s2, lo, hi
 
     def merge(self, other: Moments) -> None:
         self.w, self.s1, self.s2 = self.w + other.w, self.s1 + other.s1, self.s2 + other.s2
+        self.lo, self.hi = min(self.lo, other.lo), max(self.hi, other.hi)
 
     def to_list(self) -> list[float]:
-        return [self.w, self.s1, self.s2]
+        return [self.w, self.s1, self.s2, self.lo, self.hi]
 
     def add(self, x: np.ndarray, w: np.ndarray) -> None:
         x = x.astype(np.float64)
         self.w += float(w.sum()) * (x.size // w.size)
         self.s1 += float((x * w).sum())
         self.s2 += float((x * x * w).sum())
+        if x.size:
+            self.lo, self.hi = min(self.lo, float(x.min())), max(self.hi, float(x.max()))
+
+    def put_extremes(self, stats: Stats, name: str) -> None:
+        """``stats.min/max[name]``, when any value was seen (JSON has no infinity)."""
+        if np.isfinite(self.lo) and np.isfinite(self.hi):
+            stats.min[name], stats.max[name] = self.lo, self.hi
 
     def mean_std(self) -> tuple[float, float]:
         mean = self.s1 / self.w
@@ -91,10 +109,12 @@ def compute_stats(
             previous = x[-1:]
         stats.mean[var], stats.std[var] = level.mean_std()
         stats.diff_std[var] = change.mean_std()[1] if change.w else stats.std[var]
+        level.put_extremes(stats, var)
     for var in static:
         level = Moments()
         level.add(ds[var].values, area)
         stats.mean[var], stats.std[var] = level.mean_std()
+        level.put_extremes(stats, var)
         stats.diff_std[var] = 0.0
     for var in (*variables, *static):
         if stats.std[var] == 0.0:
@@ -114,4 +134,4 @@ def store_stats(ds: xr.Dataset, channels: list[str], name: str) -> Stats:
     missing = [c for c in channels if c not in have["mean"]]
     if missing:
         raise ValueError(f"store {name}: its statistics lack {', '.join(missing)}")
-    return Stats.from_dict({k: {c: have[k][c] for c in channels} for k in have})
+    return Stats.from_dict(have).subset(channels)

@@ -18,7 +18,7 @@ CENTRES = 0.5 * (BANDS[1:] + BANDS[:-1])
 
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    fig.savefig(path, dpi=80, bbox_inches="tight")  # no label or title clipped
     plt.close(fig)
     return path
 
@@ -35,6 +35,7 @@ def plot_zonal(path: Path, model: dict, truth: dict) -> Path:
         for ax, (title, z, cmap, vmin, vmax) in zip(axes[row], panels, strict=True):
             layers = np.arange(z.shape[0] + 1) - 0.5
             m = ax.pcolormesh(BANDS, layers, z, cmap=cmap, vmin=vmin, vmax=vmax)
+            ax.set_yticks(range(z.shape[0]))  # a tick at each layer's centre
             fig.colorbar(m, ax=ax, label=unit)
             ax.set_title(f"zonal-mean {key}: {title}")
     axes[0, 0].invert_yaxis()  # once: the axes share y, each call would flip them all
@@ -59,24 +60,25 @@ def plot_eke(path: Path, model: np.ndarray, truth: np.ndarray) -> Path:
 
 
 def plot_spectrum(path: Path, spectra: dict, when: str) -> Path:
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, style in (("truth", "k--"), ("rollout", "C0-")):
         power = np.asarray(spectra[name])
         ax.loglog(np.arange(1, len(power)), power[1:], style, label=name)
     ax.set_xlabel("spherical-harmonic degree")
     ax.set_ylabel("kinetic energy per degree")
-    ax.set_title(f"top layer's kinetic energy: rollout at {when}, truth's mean")
+    ax.set_title(f"top layer's kinetic energy\nrollout at {when}; truth: its mean")
     ax.legend(fontsize=8)
     return _save(fig, path)
 
 
-def plot_global_t(path: Path, model: list, truth: list) -> Path:
+def plot_global_t(path: Path, model: list, truth: list, step_days: float = 1.0) -> Path:
+    """The rollout's global-mean T by day (``step_days`` between its times)."""
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    ax.plot(np.arange(len(model)), model, label="rollout")
+    ax.plot(np.arange(len(model)) * step_days, model, label="rollout")
     mean, sd = float(np.mean(truth)), float(np.std(truth))
     ax.axhline(mean, color="k", ls="--", label="truth's mean")
     ax.axhspan(mean - 1.0, mean + 1.0, color="k", alpha=0.1, label="truth's mean +- 1 K")
-    ax.set_xlabel("time index of the rollout")
+    ax.set_xlabel("days from the rollout's start")
     ax.set_ylabel("global-mean T (K)")
     ax.set_title(f"global-mean temperature (truth's own spread {sd:.2f} K)")
     ax.legend()

@@ -71,28 +71,36 @@ def climate_report(
     numbers["global_t_truth_mean"] = float(np.mean(base.global_t))
     numbers["stopped"] = out.attrs.get("stopped")  # where the rollout's guard stopped it
     report = Path(report)
-    report.mkdir(parents=True, exist_ok=True)
     if figures:
         from screamcast.evaluation import climate_figures as cf
 
         last = model.count - 1  # the rollout's last time before a non-finite value
-        spectra = ke_spectra(out, ref, last, names)
+        spectra = ke_spectra(out, ref, last, names)  # before the folder: it may fail
         numbers["ke_spectrum"] = {"time": str(out["time"].values[last])} | spectra
+        report.mkdir(parents=True, exist_ok=True)
         cf.plot_zonal(report / "climate_zonal.png", model.means(), base.means())
         cf.plot_eke(report / "climate_eke.png", model.means()["eke"], base.means()["eke"])
         cf.plot_spectrum(report / "climate_ke_spectrum.png", spectra, str(out["time"].values[last]))
-        cf.plot_global_t(report / "climate_global_t.png", model.global_t, base.global_t)
+        days = _step_days(out)
+        cf.plot_global_t(report / "climate_global_t.png", model.global_t, base.global_t, days)
+    report.mkdir(parents=True, exist_ok=True)
     (report / "climate.md").write_text(_lines(output, truth, numbers, model, figures))
     return numbers
 
 
+def _step_days(ds: xr.Dataset) -> float:
+    times = ds["time"].values
+    return (times[1] - times[0]).total_seconds() / 86400.0 if len(times) > 1 else 1.0
+
+
 def _lines(output: str, truth: str, r: dict, model, figures: bool) -> str:
     jets, jt = r["jets"], r["jets_truth"]
+    upto = "up to the step its guard stopped it at" if r.get("stopped") else "written"
     rows = [
         f"# Climate of {output}",
         "",
         f"Against the climate of {truth} (each run's statistics over its own times; the "
-        f"rollout's {model.count} times up to its first non-finite value).",
+        f"rollout's {model.count} finite times {upto}).",
         "",
     ]
     if r.get("stopped"):

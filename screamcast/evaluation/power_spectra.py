@@ -2,7 +2,7 @@
 # Copyright 2026 The screamcast authors
 """Power by total wavenumber of the rollout and of the truth at a few lead steps.
 
-Needs pyshtools (``pip install screamcast[eval]``) and a truth that covers the globe; not a
+Needs pyshtools (a base dependency) and a truth that covers the globe; not a
 score per step, so it stays out of the step table (``per_step = False``) and feeds a figure.
 """
 

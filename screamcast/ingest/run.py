@@ -229,13 +229,17 @@ def _precision(finished: list[dict], store: str, plan: Plan) -> dict:
 
     group = zarr.open_group(writable(store, plan.storage_options), mode="r")
     names = stacked.channel_names(group.attrs[stacked.ATTR][stacked.FIELDS])
-    if packing.of(group[stacked.FIELDS]) is None:
+    packed = packing.of(group[stacked.FIELDS])
+    if packed is None:
         return {"precision": {name: {"dtype": "float32", "worst_error": 0.0} for name in names}}
     recorded = [r["precision"] for r in finished if "precision" in r]
     whole = len(recorded) == len(finished)  # else blocks from before it was recorded
     worst = {n: max((e[n][0] for e in recorded), default=0.0) if whole else None for n in names}
+    dtypes = packed.dtypes()
     return {
-        "precision": {name: {"dtype": "float16", "worst_error": e} for name, e in worst.items()}
+        "precision": {
+            name: {"dtype": dtypes[c], "worst_error": worst[name]} for c, name in enumerate(names)
+        }
     }
 
 
@@ -353,6 +357,7 @@ def combine(results: list[dict]) -> Stats:
     for name in level:
         stats.mean[name], stats.std[name] = level[name].mean_std()
         stats.diff_std[name] = change[name].mean_std()[1] if change[name].w else stats.std[name]
+        level[name].put_extremes(stats, name)
         if stats.std[name] == 0.0:
             stats.std[name] = 1.0
     return stats

@@ -233,47 +233,61 @@ def _create_fields(group, plan: Plan, coords: dict, T: int, chunk: int, shard: i
 
 
 def first_block_packing(plan: Plan, spec: list[list], scan: int = 8):
-    """``(packing, budgets)``: the float16 packing of the stack, from the first block's fields
-    (read here once more: every block task, the first included, reads its own times), or from
-    later ones (up to ``scan`` blocks) for channels that are constant in it; and each channel's
-    error budget (:mod:`screamcast.data.precision`). ``(None, [])`` when the first block cannot
-    meet a budget in float16 (the stack is float32; refused if ``--dtype float16`` was given)."""
+    """``(packing, budgets)``: the stack's packing, its offsets and scales from the first
+    block's fields (read here once more: every block task, the first included, reads its own
+    times), or from later ones (up to ``scan`` blocks) for channels constant in it; each
+    channel's error budget from the first block (:mod:`screamcast.data.precision`). A channel
+    is float16 where it meets its budget with room on the first, middle and last blocks
+    (:func:`float32_channels`), float32 where it does not (a channel constant over the scan
+    too); with ``--dtype float16`` given, such a channel is refused instead."""
     from screamcast.data.packing import choose, codec
     from screamcast.ingest.blocks import read_times, transform
 
     def read(t0: int, t1: int) -> np.ndarray:  # (t, C, 6, n, n) in the stack's channel order
         return stacked.stack_of(spec, transform(plan, read_times(plan, t0, t1)))
 
-    first = read(*plan.blocks()[0])  # read once: for the packing and for the budgets
-
+    blocks = plan.blocks()
+    first = read(*blocks[0])  # read once: for the packing and for the budgets
     constant: list[int] = []
-    later = (read(t0, t1) for t0, t1 in plan.blocks()[1:scan])
+    later = (read(t0, t1) for t0, t1 in blocks[1:scan])
     offsets, scales = choose(itertools.chain([first], later), axis=1, constant=constant)
-    packing = codec(offsets, scales, axis=1)
     variables = [e[0] for e in spec for _ in range(e[2] - e[1])]  # channel -> its variable
     budgets = precision.budgets(variables, first, axis=1, absolute=plan.budget)
     names = stacked.channel_names(spec)
-    report = precision.worst(first, round_trip(packing, first, slice(0, len(names))), budgets, 1)
-    over = precision.over(report, names, budgets)
-    if over:
-        listed = "; ".join(over)
-        if plan.dtype_given:
-            raise PackingError(
-                f"{plan.store}: float16 cannot hold these channels within their error budget "
-                f"(docs/ingest.md): {listed}; ingest with --dtype float32"
-            )
-        log.warning("float16 would lose %s: the stack is stored as float32", listed)
-        return None, []
-    if constant:
-        names = ", ".join(stacked.channel_names(spec)[c] for c in constant)
-        log.warning(
-            "float16 stack: %s constant over the first %d blocks, packed about that value "
-            "(zero: for values up to 3.9e-3); a later block beyond that range stops the "
-            "ingestion naming the channel (use --dtype float32 if such a field will vary)",
-            names,
-            min(scan, len(plan.blocks())),
+    probes = [first] + [read(*blocks[i]) for i in sorted({len(blocks) // 2, len(blocks) - 1} - {0})]
+    packing = codec(offsets, scales, axis=1)
+    over = float32_channels(packing, probes, budgets, names)
+    if over and plan.dtype_given:
+        listed = "; ".join(over.values())
+        raise PackingError(
+            f"{plan.store}: float16 cannot hold these channels within their error budget "
+            f"(docs/ingest.md): {listed}; ingest without --dtype (float16 where it can, "
+            "float32 where it cannot) or with --dtype float32"
         )
-    return packing, budgets
+    exact = sorted({*over, *constant})
+    if exact:
+        log.info(
+            "stack stored per channel: float32 for %s (%s), float16 for the other %d",
+            ", ".join(names[c] for c in exact),
+            "; ".join(over.values()) or "constant over the first blocks",
+            len(names) - len(exact),
+        )
+    return codec(offsets, scales, axis=1, exact=exact), budgets
+
+
+def float32_channels(packing, probes: list, budgets: list, names: list[str], room: float = 2.0):
+    """``{channel: why}`` for the channels float16 cannot hold within budget on ``probes``
+    (blocks ``(t, C, 6, n, n)``) stretched ``room`` times about their offsets: a later block
+    up to twice as far from the offset as any probed one still meets the budget."""
+    offset = np.asarray(packing.offset, np.float64).reshape(1, -1, 1, 1, 1)
+    out = {}
+    for block in probes:
+        stretched = (offset + room * (block - offset)).astype(np.float32)
+        back = round_trip(packing, stretched, slice(0, len(names)))
+        report = precision.worst(stretched, back, budgets, axis=1)
+        lines = precision.over(report, names, budgets, every=True)
+        out |= {c: line for c, line in enumerate(lines) if line and c not in out}
+    return out
 
 
 def _create_coordinates(group, cat) -> None:

@@ -200,3 +200,16 @@ def discard_staging(path: Path) -> None:
     staging = staging_path(path)
     if staging.is_dir() and not staging.is_symlink():
         shutil.rmtree(staging)
+
+
+def consolidate(path: Path) -> None:
+    """The output's consolidated metadata (its arrays' shapes and attrs in one document), so
+    ``xr.open_zarr`` opens it without a warning; written last, once the run has ended."""
+    import warnings
+
+    import zarr
+
+    if Path(path).exists():
+        with warnings.catch_warnings():  # "not part of the Zarr format 3 specification"
+            warnings.simplefilter("ignore")
+            zarr.consolidate_metadata(str(path))

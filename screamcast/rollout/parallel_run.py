@@ -71,6 +71,7 @@ def run_decomposed(plan: RolloutPlan, rank: int, world: int, device: str) -> dic
         torch.distributed.all_gather_object(every, stats)  # a few numbers per rank
         if rank == 0:
             _record_exchange(target, every)
+            out.consolidate(target)
             if plan.action == "replace":  # the old output stays until the new is complete
                 publish(target, plan.output)
     finally:

@@ -80,7 +80,10 @@ def run_rollout(
             return summary | {"scores": scores}
         scores = scoring(plan) if scoring is not None else None
         with FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True):
-            _execute(plan, device, scores)
+            try:
+                _execute(plan, device, scores)
+            finally:
+                out.consolidate(plan.output)
     finally:
         if plan.corrector is not None:
             plan.corrector.close()

@@ -11,6 +11,7 @@ the weights (and statistics) of an earlier stage only.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -105,6 +106,21 @@ def _claim_run_dir(cfg: TrainConfig, run_dir: Path) -> FileLock:
     return lock
 
 
+DEMO_STEPS = 10_000  # more steps than any demo schedule: a production stage
+
+
+def demo_store_note(cfg: TrainConfig, ds) -> str | None:
+    """One line when a production-length stage is about to train on the analytic demo store
+    (data.url's default): a day of training on data made for a 3-minute demo."""
+    if "analytic flows" not in ds.attrs.get("title", "") or cfg.steps <= DEMO_STEPS:
+        return None
+    return (
+        f"note: data.url={cfg.data.url} is the analytic demo store, but this stage trains "
+        f"{cfg.steps} steps (a production schedule): give it a production store with "
+        "data.url=... (docs/training.md), or fewer steps (steps=...) for a try"
+    )
+
+
 class Trainer:
     """One training stage on the ranks of ``fabric``: ``fit()`` steps to ``cfg.steps``."""
 
@@ -113,6 +129,8 @@ class Trainer:
         self.rank0 = fabric.global_rank == 0
         d = cfg.data
         self.ds = open_configured(d)  # d's 3-D variables become their channels
+        if self.rank0 and (note := demo_store_note(cfg, self.ds)):
+            fabric.print(note, flush=True)
         self.dt_minutes = seconds(time_step(self.ds)) / 60.0
         self.calendar = calendar_of(self.ds["time"].values)  # recorded in the checkpoints
         names = [*d.prognostic, *d.diagnostic, *d.static]
@@ -324,7 +342,9 @@ class Trainer:
                     self.save(is_best)
                 if stop:
                     self.fabric.print(
-                        f"signal {flag.signum}: saved latest.pth at step {self.step}, exiting"
+                        f"signal {flag.signum} ({signal.Signals(flag.signum).name}): saved "
+                        f"{self.run_dir}/latest.pth at step {self.step}, exiting; resume "
+                        "with the same command (its run_dir is resumed from latest.pth)"
                     )
                     break
                 t_fetch = time.perf_counter()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import signal
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,13 +42,15 @@ def set_rng_state(state: Mapping[str, Any]) -> None:
 
 
 class PreemptionFlag:
-    """SIGTERM / SIGUSR1 set a flag; the loop asks :meth:`should_stop` at step boundaries.
+    """SIGTERM / SIGUSR1 / SIGINT (Ctrl-C) set a flag; the loop asks :meth:`should_stop` at
+    step boundaries, then saves a resumable checkpoint and exits. A second Ctrl-C interrupts at
+    once (KeyboardInterrupt), for a step that would take too long.
 
     The handler only sets a bool (signal-safe); the decision is an all-reduce (max) so every
     rank stops at the same step even if only one received the signal.
     """
 
-    SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+    SIGNALS = (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT)
 
     def __init__(self) -> None:
         self.requested = False
@@ -55,7 +58,12 @@ class PreemptionFlag:
         self._previous: dict[int, Any] = {}
 
     def _handle(self, signum, frame) -> None:
+        if signum == signal.SIGINT and self.requested:
+            raise KeyboardInterrupt  # the second Ctrl-C
         self.requested, self.signum = True, signum
+        if signum == signal.SIGINT:
+            note = "Ctrl-C: saving a resumable checkpoint after this step (again: quit now)"
+            print(f"\n{note}", file=sys.stderr, flush=True)
 
     def install(self) -> PreemptionFlag:
         for sig in self.SIGNALS:

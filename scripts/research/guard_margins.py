@@ -2,9 +2,10 @@
 # Copyright 2026 The screamcast authors
 """How close a store's states come to each of the rollout guard's bounds, against a
 checkpoint's training statistics: per channel, the largest ``|global mean - mu| / sigma``,
-``spread / sigma`` and ``max |x - mu| / sigma`` over the store's times, and the first time each
-default bound would trip. Run on the truth (the defaults must let it pass with room) and on a
-rollout output (where they catch it).
+``spread / sigma`` and ``max |x - mu| / sigma`` over the store's times, and the first time the
+guard at its defaults trips (by the training range where the checkpoint records it). Run on
+the truth (the defaults must let it pass with room) and on a rollout output (where they
+catch it).
 
     python scripts/research/guard_margins.py --checkpoint benchmarks/held_suarez/emulator.pth \\
         --store runs/held_suarez/data/test.zarr [--store out.zarr ...] [--every 4]
@@ -39,8 +40,7 @@ def margins(checkpoint: str, store: str, every: int) -> dict:
     area = torch.as_tensor(PhysicsGrid.from_name(ds.attrs["grid"]).area)
     mean = [desc["stats"]["mean"][n] for n in names]
     std = [desc["stats"]["std"][n] for n in names]
-    guard = Guard(names, mean, std, area, GuardSection())
-    defaults = GuardSection()
+    guard = Guard.from_stats(names, desc["stats"], area, GuardSection())
     worst = {n: [0.0, 0.0, 0.0] for n in names}
     first = {}
     mu, sd = np.array(mean), np.array(std)
@@ -51,14 +51,14 @@ def margins(checkpoint: str, store: str, every: int) -> dict:
         if not torch.isfinite(y).all():
             first.setdefault("non-finite", k)
             break
-        gmean, spread, far = (t.numpy() for t in guard.moments(y))
-        ratios = np.stack([np.abs(gmean - mu) / sd, spread / sd, far / sd])  # (3, V)
-        for i, n in enumerate(names):
+        gmean, spread, (smallest, largest) = guard.moments(y)
+        far = np.maximum(largest.numpy() - mu, mu - smallest.numpy())
+        ratios = np.stack([np.abs(gmean.numpy() - mu) / sd, spread.numpy() / sd, far / sd])
+        for i, n in enumerate(names):  # ratios: (3, V)
             worst[n] = np.maximum(worst[n], ratios[:, i]).tolist()
-        limits = np.array([defaults.mean_sigmas, defaults.spread_factor, defaults.extreme_sigmas])
-        for j, what in enumerate(("global mean", "spread", "extreme")):
-            if (ratios[j] > limits[j]).any() and what not in first:
-                first[what] = k
+        trip = guard.check(y, k, k)  # the guard at its defaults, as the rollout runs it
+        if trip is not None:
+            first.setdefault(trip.what, k)
     return {"store": store, "worst": worst, "first_trip_time_index": first}
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from screamcast.cli import guard
-from screamcast.data.credentials import redact, refuse
+from screamcast.data.credentials import redact, refuse, scrub
 
 COMMANDS = [
     "demo_data",
@@ -142,3 +142,58 @@ def test_a_later_commands_secrets_are_redacted_too(caplog):
             "%s and %s", "first-secret-1", "second-secret-2"
         )
     assert caplog.records[-1].getMessage() == "*** and ***"
+
+
+# Realistic secret access keys: about half of AWS's hold a "/", others "+" or "=", and a
+# URL may carry them percent-encoded (issue 56).
+SECRETS = [
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    "Xq3+9sLkT0pQ8vWz1YbN4mR7cE2hJ6uA5dF0gK/=",
+    "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdo",
+    "kT0pQ8vWz1%2FYbN4mR7cE2hJ6uA5dF0gK%2Bq3s",
+]
+
+
+def _argv_forms(secret: str, tmp_path: Path) -> list[list[str]]:
+    url = f"s3://AKIAIOSFODNN7EXAMPLE:{secret}@bucket/x.zarr"
+    config = tmp_path / "c.yaml"
+    config.write_text(f"initial_condition:\n  data: {url}\n")
+    bare = tmp_path / "bare.yaml"  # no scheme: botocore would quote it as a bucket name
+    bare.write_text(f"inputs: [{{data: 's3://AKIAIOSFODNN7EXAMPLE:{secret}@b/x'}}]\n")
+    return [
+        ["--output", url],
+        [f"data.url={url}"],
+        ["--config", str(config)],
+        [f"--config={bare}"],
+    ]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("secret", SECRETS)
+def test_no_realistic_secret_is_printed_by_any_command(command, secret, tmp_path, capsys):
+    main = importlib.import_module(f"screamcast.cli.{command}").main
+    for argv in _argv_forms(secret, tmp_path):
+        assert main(argv) == 2, argv
+        out = capsys.readouterr()
+        assert secret not in out.out + out.err and "AKIAIOSFODNN7EXAMPLE" not in out.err
+        assert "carries credentials in the URL" in out.err, (argv, out.err)
+        assert len(out.err.strip().splitlines()) == 1
+
+
+def test_redaction_of_a_url_without_its_scheme_and_of_nested_secrets():
+    quoted = f'Invalid bucket name "AKIAIOSFODNN7EXAMPLE:{SECRETS[0]}@bucket": must match'
+    assert redact(quoted) == 'Invalid bucket name "***@bucket": must match'
+    assert redact("see https://host:9000/x.nc") == "see https://host:9000/x.nc"
+    # one secret inside another: the longer goes first, so no tail is left
+    options = {"key": "abc", "secret": "xxabcxx"}
+    assert redact("xxabcxx and abc", options) == "*** and ***"
+    # keys matched whatever their case; lists walked
+    options = {"inputs": [{"storage_options": {"AWS_SECRET_ACCESS_KEY": SECRETS[1]}}]}
+    assert redact(f"got {SECRETS[1]}", options) == "got ***"
+    assert scrub(options) == {"inputs": [{"storage_options": {"AWS_SECRET_ACCESS_KEY": "***"}}]}
+
+
+def test_a_path_with_an_at_sign_is_not_a_user_part():
+    for url in ("s3://bucket/run@v1/x.zarr", "/data/a@b/x.zarr", "http://host:9000/x"):
+        refuse(url, "--output")

@@ -111,3 +111,40 @@ def test_a_plain_float32_stack_has_no_packing(tmp_path):
     assert packing.of(group["fields"]) is None
     f = {k: v[:1] for k, v in fields().items()}
     assert stacked.as_stored(group, f) is f
+
+
+def test_an_exact_channel_is_stored_as_float32_beside_float16_ones(tmp_path):
+    """ps kept float32 (its 32 bits as two float16 words): read back bit for bit, NaN (a
+    missing time) included, through zarr and through xarray; the float16 channels within
+    2**-11 of their offsets' distance; the metadata says which channel is which dtype."""
+    f = fields()
+    f["ps"][1, 2, 3, 4] = np.nan
+    x = as_stack(f).astype(np.float32)  # (t, 4, 6, n, n)
+    group = zarr.open_group(tmp_path / "m.zarr", mode="w", zarr_format=3)
+    offsets, scales = packing.choose(x[:2], axis=1)
+    codec = packing.codec(offsets, scales, axis=1, exact=[2])
+    stacked.create_stack(group, SPEC, times=3, n=8, chunk=4, shard=8, packing=codec)
+    stacked.write_stack(group, f, t0=0)
+    array = zarr.open_group(tmp_path / "m.zarr", mode="r")["fields"]
+    assert packing.of(array).dtypes() == ["float16", "float16", "float32", "float16"]
+    back = array[:]
+    assert np.array_equal(back[:, 2], x[:, 2], equal_nan=True)
+    assert np.isnan(back[1, 2, 2, 3, 4])
+    err = np.abs(back[:, :2] - x[:, :2]).max()
+    assert 0 < err <= 2.0**-11 * np.abs(x[:, :2] - 250).max() * 1.01
+    ps = stacked.unstack(xr.open_zarr(tmp_path / "m.zarr", chunks=None))["ps"].values
+    assert np.array_equal(ps, x[:, 2], equal_nan=True)
+    assert np.array_equal(packing.round_trip(codec, x, slice(0, 4))[:, 2], x[:, 2], True)
+    with pytest.raises(packing.PackingError, match="channel T\\[0\\]"):
+        packing.check_range(codec, x * np.array([1e6, 1, 1, 1]).reshape(1, 4, 1, 1, 1), NAMES)
+    packing.check_range(codec, x * np.array([1, 1, 1e30, 1]).reshape(1, 4, 1, 1, 1), NAMES)
+
+
+def test_a_store_without_exact_channels_keeps_its_metadata():
+    codec = packing.codec([0.0, 1.0], [1.0, 2.0], axis=1)
+    assert "exact" not in codec.to_dict()["configuration"]
+    assert packing.ChannelPacking.from_dict(codec.to_dict()) == codec
+    mixed = packing.codec([0.0, 1.0], [1.0, 2.0], axis=1, exact=[1])
+    assert packing.ChannelPacking.from_dict(mixed.to_dict()).exact == (1,)
+    with pytest.raises(ValueError, match="exact channels"):
+        packing.codec([0.0], [1.0], axis=1, exact=[3])

@@ -90,3 +90,10 @@ def test_a_mean_packed_field_gets_a_share_of_its_spread():
     b = precision.budget_of("OMEGA", np.array([-1.0, 0.5, 2.0]))
     assert b.relative == 0 and b.absolute == pytest.approx(2.0**-10 * (2.0 - 0.5))
     assert precision.budget_of("T", np.array([200.0, 300.0])).absolute == 0.1
+
+
+def test_the_sign_definite_floor_is_a_millionth_of_the_peak():
+    """The absolute part of a sign-definite budget: 2**-10 x 1e-6 x the peak, not looser."""
+    b = precision.budget_of("PRECT", np.array([0.0, 1e-7, 1e-3]))
+    assert b.absolute == pytest.approx(2.0**-10 * 1e-6 * 1e-3, rel=1e-12)
+    assert b.relative == 2.0**-10 and b.zeros

@@ -176,24 +176,25 @@ def test_twelve_ranks_on_bands_equal_one_rank_bit_for_bit(
 
 @pytest.mark.distributed
 def test_the_documented_multi_rank_command_runs_as_written(tiny_checkpoint, tiny_store, tmp_path):
-    """docs/rollout.md's torchrun line, word for word up to the script, with ``--start``:
-    2 gloo ranks finish; without its ``--`` torchrun refuses ``--start`` (issue 42)."""
+    """docs/rollout.md's launch line, word for word up to the command, with ``--start``:
+    2 gloo ranks finish; torchrun without its ``--`` refuses ``--start`` (issue 42)."""
     root = Path(__file__).resolve().parents[2]
     doc = (root / "docs" / "rollout.md").read_text().splitlines()
-    words = next(line for line in doc if line.startswith("torchrun ")).rstrip(" \\").split()
-    cut = words.index("scripts/ace/run_screamcast_nudged.py") + 1
-    assert words[1:cut] == ["--standalone", "--nproc-per-node", "2", "--", words[cut - 1]]
+    words = next(line for line in doc if line.startswith("screamcast-launch ")).split()
+    cut = words.index("screamcast-rollout") + 1
+    assert words[1:cut] == ["--nproc-per-node", "2", "screamcast-rollout"]
+    launch = str(Path(sys.executable).parent / "screamcast-launch")
     torchrun = str(Path(sys.executable).parent / "torchrun")
     start = str(open_out(tiny_store)["time"].values[3])[:16].replace(" ", "T")  # 3 steps in
     out = tmp_path / "doc.zarr"
     flags = args(tiny_checkpoint, tiny_store, out, "--start", start, steps=2)
-    done = subprocess.run([torchrun, *words[1:cut], *flags], cwd=root, env=ENV,
+    done = subprocess.run([launch, *words[1:cut], *flags], cwd=root, env=ENV,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     written = open_out(out)
     assert written.attrs["ranks"] == 2 and written.attrs["complete_steps"] == 3
     assert str(written["time"].values[0])[:16].replace(" ", "T") == start
-    without = [w for w in words[1:cut] if w != "--"]
+    without = ["--standalone", "--nproc-per-node", "2", "scripts/ace/run_screamcast_nudged.py"]
     refused = subprocess.run([torchrun, *without, *flags], cwd=root, env=ENV,
                              capture_output=True, text=True, timeout=120)  # fmt: skip
     assert refused.returncode == 2 and "ambiguous option: --start" in refused.stderr

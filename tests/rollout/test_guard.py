@@ -111,3 +111,58 @@ def test_a_run_that_blows_up_stops_at_its_first_wild_step(
     free = tmp_path / "free.zarr"
     assert cli.main(args(wild, tiny_store, free, "--guard", "off", steps=6)) in (0, 2)
     assert open_out(free).attrs["complete_steps"] > 1
+
+
+def ranged(lo, hi, action="stop", **bounds) -> Guard:
+    """Channels a (mean 0, std 1) and b (mean 10, std 2) with training extremes lo, hi."""
+    return Guard(
+        ["a", "b"], [0.0, 10.0], [1.0, 2.0], AREA, GuardSection(action, **bounds), lo=lo, hi=hi
+    )
+
+
+def test_the_training_range_replaces_the_sigma_rule_where_it_is_recorded():
+    """b's training range [-2, 40]: a cell at 31 (10.5 sigma, tripped by the sigma rule) is
+    inside it; at 62 (40 + 0.5 x 42 = 61 is the edge) it trips, naming the range."""
+    g = ranged([-4.0, -2.0], [4.0, 40.0])
+    assert g.check(one_cell_at_31(field()), 1, "t") is None
+    y = field()
+    y[1, 2, 3, 4] = 62.0
+    trip = g.check(y, 1, "t")
+    assert (trip.channel, trip.what, trip.value) == ("b", "largest value", 62.0)
+    assert "[-23, 61]" in trip.bound
+    y[1, 2, 3, 4] = 60.5
+    assert g.check(y, 1, "t") is None
+
+
+def test_the_low_side_follows_its_own_extreme():
+    """A sign-definite b (training range [5, 45], mean 10): a cell at -16 is 13 sigma below
+    the mean and below 5 - 0.5 x 40 = -15; a cell at -14 is not."""
+    g = ranged([-4.0, 5.0], [4.0, 45.0])
+    y = field()
+    y[1, 0, 1, 1] = -16.0
+    trip = g.check(y, 1, "t")
+    assert (trip.channel, trip.what, trip.value) == ("b", "smallest value", -16.0)
+    y[1, 0, 1, 1] = -14.0
+    assert g.check(y, 1, "t") is None
+
+
+def test_the_sigma_rule_sees_a_cell_far_below_a_nonzero_mean():
+    """Without extremes: b's mean is 10, a cell at -12 is 11 sigma below it."""
+    y = field()
+    y[1, 5, 0, 0] = -12.0
+    trip = guard().check(y, 1, "t")
+    assert (trip.channel, trip.what) == ("b", "largest departure from the training mean")
+    assert trip.value == pytest.approx(22.0)
+
+
+def test_the_spread_bound_uses_its_factor():
+    """a's spread 0.9 x 2.5 = 2.25 sigma: over the default factor 2, under a factor of 3."""
+    y = field()
+    y[0] *= 2.5
+    assert guard().check(y, 1, "t").what == "spread"
+    assert guard(spread_factor=3.0).check(y, 1, "t") is None
+
+
+def test_a_trip_says_how_to_go_on():
+    trip = guard().check(one_cell_at_31(field()), 4, "t4")
+    assert "--guard warn" in trip.message("o.zarr") and "guard.action: warn" in trip.message("o")

@@ -152,6 +152,7 @@ def test_evaluate_checks_the_truth_as_the_rollout_checks_its_inputs(stores, tmp_
 
     truth.assign(PS=truth["PS"].assign_attrs(units="hPa")).to_zarr(tmp_path / "t/units.zarr")
     zarr.open_group(out, mode="r+")["PS"].attrs["units"] = "Pa"  # the output in Pa
+    zarr.consolidate_metadata(str(out))  # after a hand edit (docs/rollout.md)
     with pytest.raises(StoreError, match="variable 'PS' is in 'hPa', the model's in 'Pa'"):
         evaluate(str(out), str(tmp_path / "t/units.zarr"), tmp_path / "r3", figures=False)
 

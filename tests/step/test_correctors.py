@@ -130,3 +130,14 @@ def test_a_plug_in_with_its_own_parameter_from_one_file(geometry, tmp_path, monk
     (fix,) = build_correctors([spec], geometry)
     after = fields(7)
     torch.testing.assert_close(fix(None, after)[0][:, 3], after[:, 3] * 0.25)
+
+
+def test_a_bounds_pair_with_equal_ends_pins_the_channel(geometry):
+    """[1, 1] is a valid pair (lower <= upper): the channel is pinned at 1; [2, 1] is refused."""
+    (fix,) = build_correctors(
+        [{"type": "bounds", "config": {"bounds": {"U[0]": [1, 1]}}}], geometry
+    )
+    fixed, _ = fix(None, fields(7))
+    assert torch.all(fixed[:, 3] == 1.0)
+    with pytest.raises(CorrectorConfigError, match=r"lower <= upper, got \[2, 1\]"):
+        build_correctors([{"type": "bounds", "config": {"bounds": {"U[0]": [2, 1]}}}], geometry)

@@ -469,3 +469,49 @@ def test_the_no_change_loss_is_the_loss_of_predicting_no_change(tiny_store):
     }
     loss, _ = rollout_loss(pipeline, batch, 0)
     torch.testing.assert_close(no_change_loss(pipeline, batch), loss)
+
+
+def test_ctrl_c_saves_a_resumable_checkpoint_and_says_how_to_resume(tiny_store, tmp_path):
+    """SIGINT (Ctrl-C) as SIGTERM: latest.pth at the step it stopped, exit 0, no traceback,
+    and a line saying the same command resumes."""
+    cut = tmp_path / "cut"
+    steps = ["steps=40", "checkpoint_every=100", "keep_every=0", "valid_every=50"]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    proc = subprocess.Popen(_cli(tiny_store, cut, *steps), env=ENV, **pipes)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (cut / "metrics.csv").exists() and len(rows(cut)) >= 2:
+            proc.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.01)
+    out, err = proc.communicate(timeout=120)
+    text = (out + err).decode()
+    assert proc.returncode == 0, text[-2000:]
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text
+    assert "(SIGINT): saved" in text and "resume with the same command" in text
+    assert 2 <= cio.load_checkpoint(cut / "latest.pth")["step"] < 40
+
+
+def test_a_second_ctrl_c_interrupts_at_once():
+    from screamcast.train.run_state import PreemptionFlag
+
+    with PreemptionFlag() as flag:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+        assert flag.should_stop() and flag.signum == signal.SIGINT
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)
+
+
+def test_a_production_stage_on_the_demo_store_says_so(tiny_store):
+    from types import SimpleNamespace
+
+    from screamcast.train.loop import demo_store_note
+
+    demo = SimpleNamespace(attrs={"title": "screamcast analytic flows (exact truth)"})
+    cfg = SimpleNamespace(steps=150_000, data=SimpleNamespace(url="demo_data/demo.zarr"))
+    note = demo_store_note(cfg, demo)
+    assert "analytic demo store" in note and "150000 steps" in note and "\n" not in note
+    assert demo_store_note(SimpleNamespace(steps=1600, data=cfg.data), demo) is None
+    assert demo_store_note(cfg, SimpleNamespace(attrs={"title": "E3SM"})) is None

@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""screamcast-launch: a failure on several ranks ends in each distinct error once, naming its
+ranks, with no launcher traceback (issue 56)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from screamcast.cli.launch import resolve, summary
+
+
+@pytest.mark.distributed
+def test_a_failure_on_two_ranks_is_one_line(tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-m", "screamcast.cli.launch", "--nproc-per-node", "2"]
+        + ["screamcast-rollout", "--checkpoint", str(tmp_path / "none.pth")]
+        + ["--data", str(tmp_path / "ic.zarr"), "--output", str(tmp_path / "o.zarr")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert lines == [f"error (every rank of 2): checkpoint {tmp_path / 'none.pth'} does not exist"]
+
+
+def test_distinct_errors_are_listed_once_each_with_their_ranks(tmp_path):
+    (tmp_path / "rank0.txt").write_text("error: a\n")
+    (tmp_path / "rank1.txt").write_text("error: b\nerror: b\n")
+    (tmp_path / "rank2.txt").write_text("error: a\n")
+    assert summary(tmp_path, 4) == ["error (rank 0, 2 of 4): a", "error (rank 1 of 4): b"]
+    assert summary(tmp_path, 3)[0] == "error (rank 0, 2 of 3): a"
+
+
+def test_commands_resolve_to_this_python():
+    assert resolve("screamcast-rollout") == (sys.executable, ["-m", "screamcast.cli.rollout"])
+    assert resolve("scripts/train.py") == (sys.executable, ["scripts/train.py"])
+    with pytest.raises(ValueError, match="not found"):
+        resolve("no-such-command-here")
