@@ -3,8 +3,10 @@
 """``python -m benchmarks.held_suarez``: the Held-Suarez benchmark, end to end (needs the
 ``dycore`` extra). Stages, each kept in ``--workdir`` and skipped when done:
 
-1. data: a training year and an independent 50-day test run from the shipped spun-up T42 L20
-   restart, ingested (4 layers), the nudging reference (ne4pg2) and the climatology;
+1. data: ``--years`` training years (each made once, resumably, in the cache of
+   benchmarks/held_suarez/years.py; ``$SCREAMCAST_CACHE``) and an independent 50-day test run
+   from the shipped spun-up T42 L20 restart, ingested (4 layers), the nudging reference
+   (ne4pg2) and the climatology;
 2. train: the stage schedule (benchmarks/held_suarez/training.py);
 3. forecasts: from 8 test times 5 days apart, 10 days: the emulator free and nudged, the T21
    dycore, persistence, climatology, the reference; RMSE and ACC per variable and layer;
@@ -35,6 +37,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default="runs/held_suarez")
     p.add_argument("--train-days", type=float, default=365.0)
     p.add_argument("--test-days", type=float, default=50.0)
+    p.add_argument(
+        "--years",
+        type=int,
+        default=5,
+        help="training years of --train-days each (5; each ~1 h of the dycore on 2 cores, "
+        "made once in the years' cache and reused)",
+    )
     p.add_argument(
         "--discard-days",
         type=float,
@@ -80,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         a.reference_ne,
         truncation=a.truncation,
         discard_days=a.discard_days,
+        years=a.years,
     )
     paths = data.make(plan)
     found = stages.found_done(work)  # before this invocation runs them: the record says so

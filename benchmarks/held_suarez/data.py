@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""The benchmark's data, made once and kept under the work folder: a training year (seed 1)
-and an independent test run (seed 2, with its spectral states every day for the T21 baseline)
-from the shipped spun-up T42 restart, ingested as SCREAM output is (4 pressure-weighted
-layers), the test run coarsened to ne4pg2 (the nudging reference) and the training year's
-time mean (the climatology)."""
+"""The benchmark's data, made once and kept under the work folder: the training years (year 0
+seed 1; with ``years`` > 1 each year made in the content-keyed cache of
+:mod:`benchmarks.held_suarez.years` and joined into one store of independent segments) and an
+independent test run (seed 2, with its spectral states every day for the T21 baseline) from
+the shipped spun-up T42 restart, ingested as SCREAM output is (4 pressure-weighted layers),
+the test run coarsened to ne4pg2 (the nudging reference) and the training data's time mean
+(the climatology)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ class DataPlan:
     truncation: int = 42
     restart: Path = RESTART
     discard_days: float = 30.0
+    years: int = 1  # training years (each train_days long)
 
     @property
     def folder(self) -> Path:
@@ -46,7 +49,9 @@ def make(plan: DataPlan, log=print) -> dict[str, Path]:
 
     plan.folder.mkdir(parents=True, exist_ok=True)
     config = DycoreConfig(truncation=plan.truncation)
-    runs = {"test": (2, plan.test_days, 24.0), "train": (1, plan.train_days, 0.0)}
+    runs = {"test": (2, plan.test_days, 24.0)}
+    if plan.years == 1:
+        runs["train"] = (1, plan.train_days, 0.0)
     out = {}
     for name, (seed, days, states) in runs.items():
         hist, store = plan.path(f"{name}_hist"), plan.path(f"{name}.zarr")
@@ -73,6 +78,8 @@ def make(plan: DataPlan, log=print) -> dict[str, Path]:
                 )
             )
         out[name] = store
+    if plan.years > 1:
+        out["train"] = _years(plan, log)
     ref = plan.path(f"reference_ne{plan.reference_ne}.zarr")
     if not ref.exists():
         from screamcast.sources.coarsen import coarsen_store
@@ -82,6 +89,17 @@ def make(plan: DataPlan, log=print) -> dict[str, Path]:
     if not clim.exists():
         climatology(out["train"], clim)
     return out | {"reference": ref, "climatology": clim, "states": plan.path("test_hist/states")}
+
+
+def _years(plan: DataPlan, log) -> Path:
+    """The training years, each made (or found) in the years' cache, joined in the work folder."""
+    from benchmarks.held_suarez import years
+
+    each = years.YearPlan(
+        plan.train_days, plan.discard_days, plan.ne, plan.layers, plan.truncation, plan.restart
+    )
+    stores = years.make_years(each, plan.years, log=log)
+    return years.combine(stores, plan.path(f"train_{plan.years}_years.zarr"))
 
 
 def _complete(store: Path) -> bool:

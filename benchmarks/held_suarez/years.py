@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from benchmarks.held_suarez.data import RESTART
 
 TEST_SEED = 2  # the benchmark's independent test run (data.py)
@@ -129,6 +131,80 @@ def made_years(plan: YearPlan, years: int, root: Path | None = None) -> list[Pat
     """The complete years among the first ``years``, made nothing."""
     stores = [year_folder(plan, y, root) / "train.zarr" for y in range(years)]
     return [s for s in stores if is_complete(s)]
+
+
+def combine(stores: list[Path], output: Path) -> Path:
+    """One training store of the years end to end (``output``, made once; its ``years`` attr
+    names the stores): every time-dependent array concatenated, the times made one 6-hourly
+    axis, the ``segments`` attr (``[[start, stop], ...]``) telling the training where each
+    independent run begins (no sample spans two), the statistics merged."""
+    import shutil
+
+    import zarr
+
+    names = [str(s) for s in stores]
+    if is_complete(output) and zarr.open_group(str(output), mode="r").attrs.get("years") == names:
+        return output
+    groups = [zarr.open_group(str(s), mode="r") for s in stores]
+    sizes = [g["time"].shape[0] for g in groups]
+    work = output.with_name(output.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    out = zarr.open_group(str(work), mode="w", zarr_format=3)
+    for name, array in groups[0].arrays():
+        _combined_array(out, name, array, [g[name] for g in groups], sizes)
+    stops = np.cumsum(sizes).tolist()
+    segments = [[a, b] for a, b in zip([0, *stops[:-1]], stops, strict=True)]
+    stats = [g.attrs["normalisation"] for g in groups]
+    out.attrs.update(
+        dict(groups[0].attrs)
+        | {"normalisation": merged_stats(stats, sizes), "segments": segments, "years": names}
+    )
+    shutil.rmtree(output, ignore_errors=True)
+    work.rename(output)
+    return output
+
+
+def _combined_array(out, name: str, first, arrays: list, sizes: list[int]) -> None:
+    """``name`` in ``out``: concatenated along time, the time axis renumbered, or copied."""
+    dims = list(first.metadata.dimension_names or [])
+    timed = bool(dims) and dims[0] == "time"
+    shape = (sum(sizes), *first.shape[1:]) if timed else first.shape
+    new = out.create_array(
+        name, shape=shape, chunks=first.chunks, shards=first.shards, dtype=first.dtype,
+        fill_value=first.fill_value, filters=first.filters, compressors=first.compressors,
+        dimension_names=dims or None,
+    )  # fmt: skip
+    new.attrs.update(dict(first.attrs))
+    if name == "time":  # one axis: the first year's start, then every 6 h
+        counts = first[:]
+        new[:] = counts[0] + (counts[1] - counts[0]) * np.arange(sum(sizes))
+    elif timed:
+        t0 = 0
+        for array, size in zip(arrays, sizes, strict=True):
+            for a in range(0, size, 64):
+                new[t0 + a : t0 + min(a + 64, size)] = array[a : min(a + 64, size)]
+            t0 += size
+    else:
+        new[...] = first[...]
+
+
+def merged_stats(parts: list[dict], sizes: list[int]) -> dict:
+    """The statistics of the concatenation: means and variances weighted by the times,
+    extremes over all (a channel's extremes only where every part records them)."""
+    w = np.asarray(sizes, np.float64) / sum(sizes)
+    out = {"mean": {}, "std": {}, "diff_std": {}, "min": {}, "max": {}}
+    for c in parts[0]["mean"]:
+        mean = np.array([p["mean"][c] for p in parts])
+        std = np.array([p["std"][c] for p in parts])
+        diff = np.array([p["diff_std"][c] for p in parts])
+        m = float((w * mean).sum())
+        out["mean"][c] = m
+        out["std"][c] = float(np.sqrt(max((w * (std**2 + mean**2)).sum() - m * m, 0.0)))
+        out["diff_std"][c] = float(np.sqrt((w * diff**2).sum()))
+        if all(c in p.get("min", {}) for p in parts):
+            out["min"][c] = min(p["min"][c] for p in parts)
+            out["max"][c] = max(p["max"][c] for p in parts)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -59,6 +59,11 @@ class DataConfig:
     cache_gb: float = 10.0
     max_in_flight: int = 16  # a lazily read sample's requests in flight at once
     s3_client: str = "s3fs"  # training crops' S3 reads: s3fs, or obstore (pip install obstore)
+    # the global unroll's samples moved by the forcing's exact symmetries (quarter turns in
+    # longitude, the north-south mirror: screamcast/data/symmetry.py); only for a forcing
+    # symmetric in both (Held-Suarez). mirror_odd: the variables whose sign the mirror flips
+    symmetry: bool = False
+    mirror_odd: list[str] = field(default_factory=lambda: ["V", "v"])
 
 
 @dataclass
@@ -113,6 +118,17 @@ class GlobalUnrollConfig:
     # rollout's step, checked by the rollout's guard (0: none); with it the stage's best
     # checkpoint is the one that ran furthest, then the lowest loss (train/free_run.py)
     valid_free_days: float = 0.0
+    # >= 3: the free runs start from this many validation states (spread over data.valid_range)
+    # and the best checkpoint is the one whose runs' climate is closest to the training data's
+    # (zonal-mean U, T, eddy kinetic energy; days short charged as before: train/free_run.py)
+    valid_climate_starts: int = 0
+    climate_names: list[str] = field(default_factory=lambda: ["U", "V", "T"])  # winds, temperature
+    # the climate's losses beside each step's (screamcast/train/climate_losses.py): the power
+    # per total wavenumber l = 1..spectral_lmax (0: the face size) as a relative L1, averaged
+    # over the leads, and the unroll's time mean against the truth's (x rollout_steps)
+    spectral_weight: float = 0.0
+    spectral_lmax: int = 0
+    time_mean_weight: float = 0.0
 
 
 UNROLLS = ("crop_truth_ring", "crop_own_ring", "global")

@@ -54,6 +54,9 @@ class CropSampler:
     seed: int = 0
     fixed: bool = False
     regions: RegionPlan | None = None
+    # the allowed start times (a store of several independent runs: none whose window spans
+    # two), drawn by their rank in place of ``t_lo .. t_hi``; None: every time there
+    starts: np.ndarray | None = None
     _draws: dict = field(default_factory=dict, repr=False)  # one block kept: indices in order
 
     def draw(
@@ -70,14 +73,28 @@ class CropSampler:
             key = (epoch, rank, mine // per)
             if key not in self._draws:
                 rng = np.random.default_rng((self.seed, *key, 1))
-                self._draws = {key: self.regions.draw(rng, self.t_lo, self.t_hi).tolist()}
+                rows = self.regions.draw(rng, self.t_lo, self._t_end())
+                self._draws = {key: self._mapped(rows).tolist()}
             t, f, oy, ox = self._draws[key][mine % per][:4]
             return t, f, oy, ox
         key = (epoch, index // DRAW_BLOCK)
         if key not in self._draws:
             span = self.padded - self.crop + 1
             rng = np.random.default_rng((self.seed, *key))
-            block = rng.integers([self.t_lo, 0, 0, 0], [self.t_hi, 6, span, span], (DRAW_BLOCK, 4))
-            self._draws = {key: block.tolist()}
+            block = rng.integers(
+                [self.t_lo, 0, 0, 0], [self._t_end(), 6, span, span], (DRAW_BLOCK, 4)
+            )
+            self._draws = {key: self._mapped(block).tolist()}
         t, f, oy, ox = self._draws[key][index % DRAW_BLOCK]
         return t, f, oy, ox
+
+    def _t_end(self) -> int:
+        return self.t_hi if self.starts is None else self.t_lo + len(self.starts)
+
+    def _mapped(self, rows: np.ndarray) -> np.ndarray:
+        """Rows whose first column is a rank among the allowed starts, as those times."""
+        if self.starts is None:
+            return rows
+        rows = rows.copy()
+        rows[:, 0] = self.starts[rows[:, 0] - self.t_lo]
+        return rows

@@ -7,6 +7,10 @@ A sample is a pure function of its index (its time drawn from ``(seed, index)``)
 run sees the samples an uninterrupted one would, as the crop samples do. Reads one time
 window of every channel per sample: small grids (the ne16pg2 benchmark: 0.3 MB a time), where
 a cube fits a batch; a production grid trains on crops.
+
+A store made of several independent runs (years of a dycore, :func:`segments_of`) never gives
+a window that spans two of them; with ``augment``, each training sample is moved by one of
+the forcing's exact symmetries (:mod:`screamcast.data.symmetry`), drawn from its index.
 """
 
 from __future__ import annotations
@@ -30,27 +34,37 @@ class CubeSamples(torch.utils.data.Dataset):
         samples: int,
         seed: int = 0,
         fixed: bool = False,
+        augment=None,
     ):
         lo, hi = time_range
-        if hi - lo <= steps:
+        self.starts = window_starts(lo, hi, steps, segments_of(ds))  # (W,)
+        if self.starts.size == 0:
             raise ValueError(
                 f"{ds.attrs.get('screamcast_url', 'the store')}: the time range [{lo}, {hi}) "
-                f"holds no {steps}-step window ({hi - lo} times)"
+                f"holds no {steps}-step window ({hi - lo} times) inside one run"
             )
         self.ds, self.C = ds, len(prognostic)
         self.names = list(prognostic) + list(diagnostic)
-        self.lo, self.last, self.steps, self.samples = lo, hi - steps, steps, samples
-        self.seed, self.fixed = seed, fixed
+        self.steps, self.samples = steps, samples
+        self.seed, self.fixed, self.augment = seed, fixed, augment
 
     def __len__(self) -> int:
         return self.samples
 
     def start(self, index: int) -> int:
         """The sample's first time: drawn from ``(seed, index)``, or (``fixed``: validation)
-        spread evenly over the range."""
+        spread evenly over the windows."""
         if self.fixed:
-            return int(np.linspace(self.lo, self.last - 1, self.samples).round()[index])
-        return int(np.random.default_rng([self.seed, index]).integers(self.lo, self.last))
+            where = np.linspace(0, self.starts.size - 1, self.samples).round().astype(int)
+            return int(self.starts[where[index]])
+        draw = np.random.default_rng([self.seed, index]).integers(self.starts.size)
+        return int(self.starts[draw])
+
+    def symmetry(self, index: int) -> int:
+        """Which of the augmentation's symmetries sample ``index`` is moved by (0: none)."""
+        if self.augment is None or self.fixed:
+            return 0
+        return int(np.random.default_rng([self.seed, index, 2]).integers(len(self.augment)))
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         t = self.start(index)
@@ -58,6 +72,8 @@ class CubeSamples(torch.utils.data.Dataset):
         values = np.stack(
             [np.asarray(self.ds[v].isel(time=window).values, np.float32) for v in self.names], 1
         )  # (k + 1, C + D, 6, n, n)
+        if self.symmetry(index):
+            values = self.augment(values, self.symmetry(index))
         if not np.isfinite(values).all():
             bad = [v for i, v in enumerate(self.names) if not np.isfinite(values[:, i]).all()]
             raise ValueError(
@@ -69,6 +85,20 @@ class CubeSamples(torch.utils.data.Dataset):
             "target": torch.from_numpy(values[1:].copy()),
             "start": torch.tensor(t),
         }
+
+
+def segments_of(ds: xr.Dataset) -> list[tuple[int, int]]:
+    """The store's independent runs as ``[(start, stop), ...]`` time indices (its ``segments``
+    attr), or the whole store as one."""
+    segments = ds.attrs.get("segments")
+    return [tuple(s) for s in segments] if segments else [(0, ds.sizes["time"])]
+
+
+def window_starts(lo: int, hi: int, steps: int, segments) -> np.ndarray:
+    """The first times ``t`` in ``[lo, hi)`` whose window ``t .. t + steps`` lies in
+    ``[lo, hi)`` and inside one segment."""
+    starts = [np.arange(max(lo, a), min(hi, b) - steps) for a, b in segments]
+    return np.concatenate(starts) if starts else np.zeros(0, int)
 
 
 def static_fields(ds: xr.Dataset, static: list[str]) -> np.ndarray:

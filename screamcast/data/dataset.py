@@ -31,6 +31,7 @@ from screamcast.data.arrays import (
 )
 from screamcast.data.calendar import decode_group_time
 from screamcast.data.crop_sampler import CropSampler, time_range
+from screamcast.data.cube_samples import window_starts
 from screamcast.data.forcing import (
     cos_zenith_from_terms,
     extended_position_features,
@@ -87,6 +88,7 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
         regions: RegionPlan | None = None,
         max_in_flight: int = 16,
         s3_client: str = "s3fs",
+        segments: list | None = None,
     ):
         P = layout.padded
         if not 0 < crop <= P:
@@ -115,6 +117,7 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
         self.max_in_flight = max_in_flight  # a sample's reads in flight at once
         self.s3_client = s3_client  # s3fs or obstore (remote.zarr_store)
+        self.segments = segments  # independent runs in one store: no sample spans two
         self._init_state(layout)
         self._init_times(times, time_range)
 
@@ -140,9 +143,13 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
         self.t_lo, self.t_hi = lo, hi - steps
         if self.t_hi <= self.t_lo:
             raise ValueError(f"time range {lo}:{hi} of {url} is too short for {steps}-step samples")
-        self.sampler = CropSampler(
-            self.layout.padded, self.crop, self.t_lo, self.t_hi, self.seed, self.fixed, self.regions
-        )
+        starts = None
+        if self.segments and len(self.segments) > 1:
+            starts = window_starts(lo, hi, steps, self.segments)
+        P, crop, seed = self.layout.padded, self.crop, self.seed
+        sampler = CropSampler(P, crop, self.t_lo, self.t_hi, seed, self.fixed, self.regions)
+        sampler.starts = starts
+        self.sampler = sampler
 
     @classmethod
     def from_config(
@@ -154,6 +161,7 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
         steps: int = 1,
         samples: int | None = None,
         seed: int = 0,
+        segments: list | None = None,
     ) -> CropDataset:
         """The ``train`` or ``valid`` crops a :class:`~screamcast.config.DataConfig` describes:
         its store, variables, crop size and time range (``valid``: fixed draws, seed + 1)."""
@@ -183,6 +191,7 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
             grid_metric=data.grid_metric,
             regions=region_plan(data, layout.padded) if not valid else None,
             store_wrapper=cache_wrapper(data),
+            segments=segments,
             max_in_flight=getattr(data, "max_in_flight", 16),
             s3_client=getattr(data, "s3_client", "s3fs"),
         )

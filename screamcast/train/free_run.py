@@ -6,7 +6,12 @@ rollout's own step (correctors and bounds), before the rollout's guard would sto
 A one-step (6 h) loss does not rank climates: the Held-Suarez benchmark's kept checkpoint
 had the stage's best loss and its free year stopped at day 104 (docs/notes). With
 ``global_unroll.valid_free_days`` the stage's best checkpoint is the one whose free run held
-longest, then the one with the lowest loss (:func:`selection_score`).
+longest, then the one with the lowest loss (:func:`selection_score`). With
+``global_unroll.valid_climate_starts`` (3 or more) the free runs start from that many
+validation states and their climate is scored against the training data's (zonal-mean U and
+T biases, the eddy kinetic energy's ratio: :func:`climate_score`), as LUCIE keeps the
+checkpoint whose rollout has the smallest climate bias; a run the guard stops is charged
+its shortfall as before.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import torch
 
 from screamcast.config.inference import GuardSection
 from screamcast.data.calendar import seconds
+from screamcast.data.zonal_climate import ZonalStats, compare
 from screamcast.rollout.guard import Guard, Trip
 from screamcast.step.step import Step
 
@@ -32,6 +38,59 @@ def selection_score(loss: float, held_days: float | None, days: float) -> float:
     if held_days is None:
         return loss
     return loss + SHORTFALL_WEIGHT * max(days - held_days, 0.0)
+
+
+# what each climate number is divided by in the score: the issue's targets (zonal-mean U bias
+# rms 1.5 m/s, T 0.8 K, global eddy kinetic energy within 25%), so each counts 1 at its target
+CLIMATE_SCALES = {"u_bias_rms": 1.5, "t_bias_rms": 0.8, "eke_error": 0.25}
+
+
+def climate_score(model: ZonalStats, truth: ZonalStats, days_short: float = 0.0) -> dict:
+    """The free runs' climate against the truth's: its numbers and ``score`` (the sum of each
+    number over its target scale, plus ``SHORTFALL_WEIGHT`` per day the runs fell short)."""
+    if model.count == 0:
+        return {"score": SHORTFALL_WEIGHT * max(days_short, 1.0), "times": 0}
+    c = compare(model, truth)
+    numbers = {
+        "u_bias_rms": c["u_bias_rms"],
+        "t_bias_rms": c["t_bias_rms"],
+        "eke_error": abs(c["eke_global"] / c["eke_global_truth"] - 1.0),
+    }
+    score = sum(numbers[k] / v for k, v in CLIMATE_SCALES.items())
+    return numbers | {"score": score + SHORTFALL_WEIGHT * days_short, "times": model.count}
+
+
+class ClimateProbe:
+    """Feeds a free run's winds and temperature (``names``' ``U[k]``, ``V[k]``, ``T[k]`` or
+    the 2-D ``U``, ``V``, ``T``) into zonal statistics every ``every`` steps."""
+
+    def __init__(self, names, lat, area, truth: ZonalStats, every: int, uvt=("U", "V", "T")):
+        base = [n.split("[")[0] for n in names]
+        self.index = [[i for i, b in enumerate(base) if b == v] for v in uvt]  # 3 x (L,)
+        if not all(self.index) or len({len(i) for i in self.index}) != 1:
+            raise ValueError(
+                f"global_unroll.valid_climate_starts needs the winds and temperature "
+                f"{', '.join(uvt)} on the same layers among the outputs {list(names)}"
+            )
+        self.lat, self.area, self.truth, self.every = lat, area, truth, every
+
+    def stats(self) -> ZonalStats:
+        return ZonalStats(self.lat, self.area)
+
+    def add(self, stats: ZonalStats, y: torch.Tensor) -> None:
+        """``y (C + D, 6, n, n)``: one state of the run."""
+        u, v, t = (y[i].double().cpu().numpy() for i in self.index)  # (L, 6, n, n) each
+        stats.add(u, v, t)
+
+
+def free_starts(g, valid_set) -> list:
+    """The validation cubes the free runs start from: the first, or with the climate
+    selection ``valid_climate_starts`` of them spread evenly (none without free runs)."""
+    if not g.valid_free_days:
+        return []
+    count = max(1, g.valid_climate_starts)
+    where = np.linspace(0, len(valid_set) - 1, count).round().astype(int)
+    return [valid_set[int(i)] for i in dict.fromkeys(where.tolist())]
 
 
 class FreeRun:
@@ -51,7 +110,9 @@ class FreeRun:
         return cls(step, guard, dt, days)
 
     @torch.no_grad()
-    def __call__(self, x: torch.Tensor, t0) -> tuple[float, Trip | None]:
+    def __call__(self, x: torch.Tensor, t0, probe=None, stats=None) -> tuple[float, Trip | None]:
+        """Days held and the trip (None: held them all); with ``probe``, every ``probe.every``
+        steps of the run (before any trip) go into ``stats``."""
         C = x.shape[1]
         for j in range(self.steps):
             t0s = np.array([t0 + j * self.dt], dtype=object)  # (1,) the step's times
@@ -60,5 +121,7 @@ class FreeRun:
             trip = self.guard.check(y[0].float().cpu(), j + 1, t1s[0])
             if trip is not None:  # step j + 1 left physics: j steps held
                 return j * self.dt_days, trip
+            if probe is not None and (j + 1) % probe.every == 0:
+                probe.add(stats, y[0])
             x = y[:, :C]
         return self.steps * self.dt_days, None

@@ -17,6 +17,7 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from screamcast.step.step import Step
+from screamcast.train.climate_losses import spectral_loss, time_mean_loss
 from screamcast.train.losses import LossFunction
 
 
@@ -53,6 +54,19 @@ class GlobalUnroll:
         self.scale, self.mean = scale, mean  # (1, C + D, 1, 1): the loss's and the outputs' mean
         self.area = torch.as_tensor(area / area.mean(), dtype=torch.float32)  # (6, n, n), mean 1
         self.recompute, self.input_noise = recompute, input_noise
+        self.climate = None  # (SpectralPower or None, its weight, time-mean weight, std)
+
+    def with_climate_losses(self, power, spectral: float, time_mean: float, std) -> GlobalUnroll:
+        """Add the spectral-amplitude and time-mean losses (climate_losses.py) with these
+        weights; ``std (1, V, 1, 1)``: each output's standard deviation."""
+        if spectral < 0 or time_mean < 0:
+            raise ValueError(
+                "config: global_unroll.spectral_weight and time_mean_weight must be >= 0, got "
+                f"{spectral} and {time_mean}"
+            )
+        if spectral or time_mean:
+            self.climate = (power if spectral else None, spectral, time_mean, std)
+        return self
 
     def _fields(self, x: torch.Tensor, t0s, t1s) -> torch.Tensor:
         return self.step(x, t0s, t1s).fields()  # (B, C + D, 6, n, n)
@@ -65,7 +79,7 @@ class GlobalUnroll:
         if self.input_noise and torch.is_grad_enabled():  # training only; the RNG is the run's
             sigma = self.scale[:, :C].to(x).unsqueeze(2)  # (1, C, 1, 1, 1): diff_std
             x = x + self.input_noise * sigma * torch.randn_like(x)
-        total, first = 0.0, None
+        total, first, preds = 0.0, None, []
         for j in range(k):
             t0s, t1s = times[start + j], times[start + j + 1]
             if self.recompute and torch.is_grad_enabled():
@@ -77,8 +91,25 @@ class GlobalUnroll:
             )  # (B, V, 6 n, n) each -> (V,)
             total = total + self.weights[j].to(per_var.device) * per_var.mean()
             first = per_var.detach() if first is None else first
-            x = pred[:, :C]
+            preds.append(pred)
+            x = pred[:, :C]  # the model's own prediction is the next step's input
+        if self.climate is not None:
+            total = total + self._climate_loss(torch.stack(preds, 1), target)
         return total, first
+
+    def _climate_loss(self, preds: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """``preds, target (B, k, V, 6, n, n)``: the weighted spectral and time-mean terms."""
+        power, spectral, time_mean, std = self.climate
+        std = std.to(preds)
+        out = 0.0
+        if power is not None:
+            k = preds.shape[1]
+            terms = [spectral_loss(power, preds[:, j], target[:, j], std) for j in range(k)]
+            out = out + spectral * torch.stack(terms).mean()
+        if time_mean:
+            area = self.area.to(preds.device)
+            out = out + time_mean * preds.shape[1] * time_mean_loss(preds, target, area, std)
+        return out
 
     def no_change(self, batch: dict) -> torch.Tensor:
         """The first step's loss of the no-change predictor (the state kept, the diagnostics

@@ -38,12 +38,13 @@ from screamcast.train.checkpoint_contents import (
     make_checkpoint,
     match_parameter_layout,
 )
-from screamcast.train.free_run import selection_score
+from screamcast.train.free_run import free_starts, selection_score
 from screamcast.train.losses import loss_function
 from screamcast.train.metrics_log import MetricsLog
 from screamcast.train.objectives import objective
 from screamcast.train.run_state import PreemptionFlag, set_rng_state
 from screamcast.train.schedulers import build_scheduler
+from screamcast.train.stage_notes import demo_store_note
 
 COLLAPSED = 0.97  # a validation loss above this share of the no-change predictor's: warned
 
@@ -104,21 +105,6 @@ def _claim_run_dir(cfg: TrainConfig, run_dir: Path) -> FileLock:
     resolved = scrub(OmegaConf.to_container(cfg, resolve=True))  # storage secrets as ***
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
     return lock
-
-
-DEMO_STEPS = 10_000  # more steps than any demo schedule: a production stage
-
-
-def demo_store_note(cfg: TrainConfig, ds) -> str | None:
-    """One line when a production-length stage is about to train on the analytic demo store
-    (data.url's default): a day of training on data made for a 3-minute demo."""
-    if "analytic flows" not in ds.attrs.get("title", "") or cfg.steps <= DEMO_STEPS:
-        return None
-    return (
-        f"note: data.url={cfg.data.url} is the analytic demo store, but this stage trains "
-        f"{cfg.steps} steps (a production schedule): give it a production store with "
-        "data.url=... (docs/training.md), or fewer steps (steps=...) for a try"
-    )
 
 
 class Trainer:
@@ -219,8 +205,8 @@ class Trainer:
         valid_loader = torch.utils.data.DataLoader(
             torch.utils.data.Subset(valid_set, range(rank, n_valid, world)), batch_size=batch
         )
-        # every rank's free run starts at the first validation cube: one answer on any count
-        self.free_start = valid_set[0] if cfg.global_unroll.valid_free_days else None
+        # every rank's free runs start at the same validation cubes: one answer on any count
+        self.free_starts = free_starts(cfg.global_unroll, valid_set)
         self.loader, self.valid_loader = fabric.setup_dataloaders(
             loader, valid_loader, use_distributed_sampler=False
         )
@@ -255,17 +241,29 @@ class Trainer:
                 total[1] += trivial * count
                 total[2] += count
         total = self.fabric.all_reduce(total, reduce_op="sum")
-        held = None if self.free_start is None else self.objective.free_days(self.free_start)
-        return float(total[0] / total[2]), float(total[1] / total[2]), held
+        return float(total[0] / total[2]), float(total[1] / total[2]), self._free_runs()
+
+    def _free_runs(self) -> dict | None:
+        """The free runs' columns (None: not asked): days held (the shortest), and with the
+        climate selection its numbers and score."""
+        if not self.free_starts:
+            return None
+        if self.objective.probe is None:
+            return {"valid_free_days": self.objective.free_days(self.free_starts[0])}
+        held, climate = self.objective.free_climate(self.free_starts)
+        numbers = {f"valid_climate_{k}": v for k, v in climate.items() if k != "times"}
+        return {"valid_free_days": min(held)} | numbers
 
     def _validation_row(self) -> dict:
         """The validation's columns, and the score the best checkpoint minimises (the loss;
-        with a free run, the days it fell short first: train/free_run.py)."""
-        loss, trivial, held = self.validate()
+        with a free run, the days it fell short first; with the climate selection, the free
+        runs' climate score: train/free_run.py)."""
+        loss, trivial, free = self.validate()
         self._warn_if_collapsed(loss, trivial)
-        row = {"valid_loss": loss, "valid_loss_no_change": trivial}
-        if held is not None:
-            row["valid_free_days"] = held
+        row = {"valid_loss": loss, "valid_loss_no_change": trivial} | (free or {})
+        if "valid_climate_score" in row:
+            return row | {"valid_score": row["valid_climate_score"] + 1e-3 * loss}
+        held = row.get("valid_free_days")
         days = self.cfg.global_unroll.valid_free_days
         return row | {"valid_score": selection_score(loss, held, days)}
 

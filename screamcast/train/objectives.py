@@ -11,16 +11,18 @@ import numpy as np
 import torch
 
 from screamcast.config.training import UNROLLS
+from screamcast.data.calendar import seconds
 from screamcast.data.crop_sampler import time_range
-from screamcast.data.cube_samples import CubeSamples, static_fields
+from screamcast.data.cube_samples import CubeSamples, segments_of, static_fields
 from screamcast.data.dataset import CropDataset
+from screamcast.data.zonal_climate import ZonalStats
 from screamcast.halo import HaloOperator
 from screamcast.step.correctors import StepGeometry, build_correctors
 from screamcast.step.cube_predictor import CubePredictor
 from screamcast.step.reassembly import Reassembly
 from screamcast.step.step import Step
 from screamcast.step.tile_inputs import TileInputs
-from screamcast.train.free_run import FreeRun
+from screamcast.train.free_run import ClimateProbe, FreeRun, climate_score
 from screamcast.train.global_unroll import GlobalUnroll, lead_weights
 from screamcast.train.loss import no_change_loss, rollout_loss
 
@@ -49,16 +51,18 @@ def check_unroll(cfg) -> None:
 class CropObjective:
     """Crops of ``tile + 2 * halo`` (:class:`~screamcast.data.dataset.CropDataset`)."""
 
-    def __init__(self, cfg, pipeline, loss):
+    def __init__(self, cfg, pipeline, loss, segments=None):
         self.cfg, self.pipeline, self.loss = cfg, pipeline, loss
+        self.segments = segments  # the store's independent runs: no sample spans two
         reset = cfg.unroll == "crop_truth_ring" and cfg.rollout_steps > 1
         self.halo = cfg.data.halo if reset else 0
         self.weights = lead_weights(cfg.lead_weights, cfg.rollout_steps)
 
     def datasets(self, layout, times, samples: int, seed: int):
         d, k = self.cfg.data, self.cfg.rollout_steps
-        train = CropDataset.from_config(d, "train", layout, times, k, samples=samples, seed=seed)
-        valid = CropDataset.from_config(d, "valid", layout, times, k, seed=seed)
+        runs = {"segments": self.segments}
+        train = CropDataset.from_config(d, "train", layout, times, k, samples, seed, **runs)
+        valid = CropDataset.from_config(d, "valid", layout, times, k, seed=seed, **runs)
         return train, valid, d.batch_size, d.valid_samples
 
     def __call__(self, batch: dict):
@@ -92,18 +96,66 @@ class GlobalObjective:
         scale, mean = module.loss_scale(), module.mean
         self.unroll = GlobalUnroll(
             step, loss, scale, mean, area, weights, g.checkpoint, g.input_noise
+        ).with_climate_losses(
+            self._power(layout), g.spectral_weight, g.time_mean_weight, module.std
         )
-        self.free_run = None
+        self.free_run, self.probe = None, None
         if g.valid_free_days:  # the rollout's step: its bounds too
             free_step = Step(predict, module.n_prognostic, correctors, module.bounded)
             dt = self.times[1] - self.times[0]
             self.free_run = FreeRun.of(free_step, channels, stats, area, dt, g.valid_free_days)
+            if g.valid_climate_starts:
+                self.probe = self._climate_probe(channels, layout.grid, dt)
+
+    def _climate_probe(self, channels, grid, dt) -> ClimateProbe:
+        """The free runs' climate probe, daily, against the training range's climate (up to
+        a year of its days)."""
+        d, g = self.cfg.data, self.cfg.global_unroll
+        if g.valid_climate_starts < 3:
+            raise ValueError(
+                "config: global_unroll.valid_climate_starts needs at least 3 starts (a climate "
+                f"from one or two is one weather's), got {g.valid_climate_starts}"
+            )
+        every = max(1, min(round(86400.0 / seconds(dt)), self.free_run.steps))  # daily
+        truth = ZonalStats(grid.lat, grid.area)
+        uvt = tuple(g.climate_names)
+        probe = ClimateProbe(channels, grid.lat, grid.area, truth, every, uvt)
+        lo, hi = time_range(d.train_range, len(self.times))
+        for t in list(range(lo, hi, every))[:365]:
+            y = np.stack([np.asarray(self.ds[v].isel(time=t).values) for v in channels])
+            probe.add(truth, torch.as_tensor(y))  # (C + D, 6, n, n)
+        return probe
+
+    def free_climate(self, samples: list) -> tuple[list[float], dict]:
+        """Days each free run held from ``samples`` and their climate's score (one set of
+        zonal statistics over every run's days, against the training data's)."""
+        stats, held = self.probe.stats(), []
+        for sample in samples:
+            x = sample["state"][None].to(self.device)  # (1, C, 6, n, n)
+            days, _ = self.free_run(x, self.times[int(sample["start"])], self.probe, stats)
+            held.append(days)
+        short = sum(self.cfg.global_unroll.valid_free_days - h for h in held)
+        return held, climate_score(stats, self.probe.truth, short)
+
+    def _power(self, layout):
+        """The spectral loss's power per degree on the layout's grid, when it is weighted."""
+        g = self.cfg.global_unroll
+        if not g.spectral_weight:
+            return None
+        from screamcast.train.climate_losses import SpectralPower
+
+        return SpectralPower(layout.grid, g.spectral_lmax or layout.grid.n).to(self.device)
 
     def datasets(self, layout, times, samples: int, seed: int):
         d, k, T = self.cfg.data, self.cfg.rollout_steps, len(times)
         names = list(d.prognostic), list(d.diagnostic)
         train_times = time_range(d.train_range, T, k, "data.train_range", d.url)
-        train = CubeSamples(self.ds, *names, train_times, k, samples, seed)
+        augment = None
+        if d.symmetry:
+            from screamcast.data.symmetry import SymmetryAugment
+
+            augment = SymmetryAugment(layout.grid, [*names[0], *names[1]], tuple(d.mirror_odd))
+        train = CubeSamples(self.ds, *names, train_times, k, samples, seed, augment=augment)
         n_valid = self.cfg.global_unroll.valid_samples
         # validation scores one step (the loss the stage's best checkpoint is chosen by)
         valid_times = time_range(d.valid_range, T, 1, "data.valid_range", d.url)
@@ -131,4 +183,6 @@ def objective(cfg, pipeline, module, loss, ds, layout, device, stats=None):
     check_unroll(cfg)
     if cfg.unroll == "global":
         return GlobalObjective(cfg, pipeline, module, loss, ds, layout, device, stats)
-    return CropObjective(cfg, pipeline, loss)
+    if cfg.data.symmetry:  # a crop moved by a turn of the globe is another crop already
+        raise ValueError("data.symmetry=true moves whole cubes: it needs unroll=global")
+    return CropObjective(cfg, pipeline, loss, segments_of(ds))

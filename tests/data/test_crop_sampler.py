@@ -55,3 +55,16 @@ def test_a_config_time_range_is_resolved_and_refused_by_its_key():
         time_range([5, 3], 17, 2, "data.valid_range", "s.zarr")
     with pytest.raises(ValueError, match=r"times \[0, -4\) of the 1"):
         time_range([0, -5], 1, 1)
+
+
+def test_starts_keep_every_window_inside_one_run():
+    """A store of two runs (times 0-7 and 8-19), 2-step windows: starts 0-5 and 8-17 only,
+    uniformly; without segments the draws are the old ones, bit for bit."""
+    from screamcast.data.cube_samples import window_starts
+
+    starts = window_starts(0, 20, 2, [(0, 8), (8, 20)])
+    plain = CropSampler(20, 12, 0, 18, seed=1)
+    runs = CropSampler(20, 12, 0, 18, seed=1, starts=starts)
+    draws = np.array([runs.draw(i) for i in range(4 * DRAW_BLOCK)])
+    assert set(draws[:, 0].tolist()) == set(starts.tolist())
+    assert CropSampler(20, 12, 0, 18, seed=1, starts=np.arange(18)).draw(7) == plain.draw(7)

@@ -94,3 +94,87 @@ def test_a_run_that_held_longer_is_kept_over_a_lower_loss(tiny_store, tmp_path, 
         rows = {int(r["step"]): r for r in csv.DictReader(f) if r["valid_loss"]}
     assert float(rows[4]["valid_loss"]) < float(rows[2]["valid_loss"])  # the loss would pick 4
     assert load_checkpoint(run / "best.pth")["step"] == 2
+
+
+def test_each_step_of_the_free_run_gets_its_own_times():
+    seen = []
+
+    def record(x, t0, t1):
+        seen.append((t0[0], t1[0]))
+        return x
+
+    run = FreeRun.of(Step(record, n_prognostic=1), ["a"], Stats({"a": 0.0}, {"a": 1.0},
+                     {"a": 1.0}), np.ones((6, 4, 4)), DT, days=1.0)  # fmt: skip
+    run(torch.zeros(1, 1, 6, 4, 4), T0)
+    assert seen == [(T0 + j * DT, T0 + (j + 1) * DT) for j in range(4)]
+
+
+def test_a_quarter_day_short_outweighs_any_loss():
+    """A run that held all 120 days with loss 5 ranks before one a quarter-day short with
+    loss 0.1 (a weight of 10 a day would invert them)."""
+    assert selection_score(5.0, 120.0, 120.0) < selection_score(0.1, 119.75, 120.0)
+
+
+def _zonal(u_shift=0.0, eke_scale=1.0, seed=0):
+    from screamcast.data.zonal_climate import ZonalStats
+    from screamcast.grid import PhysicsGrid
+
+    grid = PhysicsGrid(8, 2)
+    rng = np.random.default_rng(seed)
+    stats = ZonalStats(grid.lat, grid.area)
+    lat = np.deg2rad(grid.lat)
+    for _ in range(6):
+        eddy = rng.standard_normal((2, 2, *grid.lat.shape)) * eke_scale
+        u = 20 * np.cos(lat)[None] + u_shift + eddy[0]
+        v = eddy[1]
+        t = np.broadcast_to(280 - 30 * np.sin(lat) ** 2, u.shape)
+        stats.add(u, v, t)
+    return stats
+
+
+def test_the_climate_score_counts_each_target_once():
+    from screamcast.train.free_run import climate_score
+
+    truth = _zonal()
+    same = climate_score(_zonal(), truth)
+    assert same["score"] == pytest.approx(0.0, abs=1e-9) and same["times"] == 6
+    shifted = climate_score(_zonal(u_shift=1.5), truth)
+    assert shifted["u_bias_rms"] == pytest.approx(1.5, rel=1e-6)
+    assert shifted["score"] == pytest.approx(1.0, rel=1e-6)
+    from screamcast.data.zonal_climate import compare
+
+    weaker = _zonal(eke_scale=np.sqrt(0.75))
+    weak, c = climate_score(weaker, truth), compare(weaker, truth)
+    error = 1.0 - c["eke_global"] / c["eke_global_truth"]
+    assert 0.2 < error < 0.3 and weak["eke_error"] == pytest.approx(error, rel=1e-9)
+    assert weak["score"] == pytest.approx(error / 0.25 + weak["u_bias_rms"] / 1.5, rel=1e-6)
+    assert climate_score(_zonal(), truth, days_short=0.25)["score"] == pytest.approx(
+        0.25 * SHORTFALL_WEIGHT
+    )
+
+
+def test_a_stage_keeps_the_checkpoint_whose_free_runs_climate_is_closest(tiny_store, tmp_path):
+    """Three free runs of 12 h from spread validation cubes, their climate against the
+    training range's: metrics.csv has the climate columns and the score best.pth minimises;
+    fewer than 3 starts are refused."""
+    from screamcast.checkpoint_io import load_checkpoint
+    from screamcast.train.loop import train
+
+    run = tmp_path / "run"
+    keys = ["unroll=global", "rollout_steps=2", "global_unroll.valid_samples=4",
+            "global_unroll.valid_free_days=0.5", "global_unroll.valid_climate_starts=3",
+            "global_unroll.climate_names=[u,v,temperature]", "steps=4",
+            "valid_every=2"]  # fmt: skip
+    train(config(tiny_store, f"run_dir={run}", *keys))
+    with open(run / "metrics.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r["valid_loss"]]
+    assert len(rows) == 2
+    for r in rows:
+        score, loss = float(r["valid_climate_score"]), float(r["valid_loss"])
+        assert float(r["valid_climate_u_bias_rms"]) >= 0
+        assert float(r["valid_score"]) == pytest.approx(score + 1e-3 * loss)
+    best = min(rows, key=lambda r: float(r["valid_score"]))
+    assert load_checkpoint(run / "best.pth")["step"] == int(best["step"])
+    with pytest.raises(ValueError, match="valid_climate_starts needs at least 3 starts"):
+        train(config(tiny_store, f"run_dir={tmp_path / 'two'}", *keys[:4],
+                     "global_unroll.valid_climate_starts=2", keys[5], "steps=2"))  # fmt: skip

@@ -151,3 +151,119 @@ def test_input_noise_perturbs_training_only(parts):
     torch.manual_seed(3)
     b = noisy(batch, times)[0]
     assert float(a) == float(b) != float(clean(batch, times)[0])  # the run's RNG decides it
+
+
+class Recorder:
+    """A step that adds 1 to the state (diagnostics: the state's first channel) and records
+    what it was given: the unroll's contract, without a network."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, x, t0s, t1s):
+        self.calls.append((x.detach().clone(), list(t0s), list(t1s)))
+        out = torch.cat([x + 1.0, x[:, :1]], 1)  # (B, C + 1, 6, n, n)
+        return type("Out", (), {"fields": lambda self: out})()
+
+
+def stub_unroll(weights, climate=None):
+    from screamcast.grid import PhysicsGrid
+
+    area = np.asarray(PhysicsGrid(4, 2).area)  # (6, 8, 8)
+    scale, mean = torch.ones(1, 3, 1, 1), torch.zeros(1, 3, 1, 1)
+    u = GlobalUnroll(Recorder(), area_weighted_mse, scale, mean, area, weights, False)
+    if climate:
+        u.with_climate_losses(*climate)
+    return u
+
+
+def stub_batch(k=3, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    state = torch.randn(2, 2, 6, 8, 8, generator=g)
+    target = torch.randn(2, k, 3, 6, 8, 8, generator=g)
+    return {"state": state, "target": target, "start": torch.tensor([0, 4])}
+
+
+def test_each_lead_steps_from_the_models_own_prediction_at_its_own_times():
+    """No teacher forcing: lead j's input is lead j - 1's prediction; each lead's forcing
+    times move on; the per-variable loss returned is the first lead's."""
+    u, batch = stub_unroll(lead_weights([], 3)), stub_batch()
+    times = np.arange(10) * 6.0
+    total, first = u(batch, times)
+    calls = u.step.calls
+    torch.testing.assert_close(calls[1][0], batch["state"] + 1.0)
+    torch.testing.assert_close(calls[2][0], batch["state"] + 2.0)
+    assert [c[1] for c in calls] == [[0.0, 24.0], [6.0, 30.0], [12.0, 36.0]]
+    assert [c[2] for c in calls] == [[6.0, 30.0], [12.0, 36.0], [18.0, 42.0]]
+    area = torch.as_tensor(u.area).flatten(0, 1).expand(2, -1, -1)
+    pred0 = torch.cat([batch["state"] + 1.0, batch["state"][:, :1]], 1)
+    want = area_weighted_mse(
+        pred0.flatten(2, 3), batch["target"][:, 0].flatten(2, 3), area, u.scale
+    )
+    torch.testing.assert_close(first, want)
+
+
+def test_a_zero_lead_weight_drops_that_lead():
+    batch, times = stub_batch(k=2), np.arange(10) * 6.0
+    assert lead_weights([0.0, 1.0], 2).tolist() == [0.0, 1.0]
+    both, _ = stub_unroll(lead_weights([], 2))(batch, times)
+    second, first = stub_unroll(lead_weights([0.0, 1.0], 2))(batch, times)
+    assert float(second) == pytest.approx(float(both) - float(first.mean()), rel=1e-6)
+
+
+def test_the_climate_losses_add_their_weighted_terms():
+    """The time-mean term is weight x k x the area-weighted L1 of the time means' gap (over
+    std); the spectral term is zero for a prediction with the truth's power (the truth moved
+    by a quarter turn: the same spectrum) and positive for a smoothed one."""
+    from screamcast.grid import PhysicsGrid
+    from screamcast.train.climate_losses import SpectralPower, spectral_loss
+
+    grid = PhysicsGrid(4, 2)
+    power = SpectralPower(grid, 6)
+    std = torch.full((1, 3, 1, 1), 2.0)
+    batch, times = stub_batch(k=2), np.arange(10) * 6.0
+    plain, _ = stub_unroll(lead_weights([], 2))(batch, times)
+    timed, _ = stub_unroll(lead_weights([], 2), (None, 0.0, 0.5, std))(batch, times)
+    preds = torch.stack(
+        [torch.cat([batch["state"] + j, batch["state"][:, :1] + j - 1], 1) for j in (1, 2)], 1
+    )
+    gap = (preds.mean(1) - batch["target"].mean(1)).abs() / 2.0  # (B, V, 6, n, n)
+    area = torch.as_tensor(grid.area / grid.area.mean(), dtype=torch.float32)
+    want = 0.5 * 2 * float((gap * area).mean())
+    assert float(timed - plain) == pytest.approx(want, rel=1e-5)
+    from screamcast.data.symmetry import cell_permutation
+
+    x = batch["target"][:, 0]
+    turned = x.flatten(-3)[..., torch.as_tensor(cell_permutation(grid, 1, False))].view_as(x)
+    assert float(spectral_loss(power, turned, x, std)) < 1e-4
+    smooth = 0.5 * (x + turned)
+    assert float(spectral_loss(power, smooth, x, std)) > 0.1
+    with pytest.raises(ValueError, match="spectral_weight and time_mean_weight must be >= 0"):
+        stub_unroll(lead_weights([], 2), (power, -1.0, 0.0, std))
+
+
+def test_a_stage_trains_with_the_climate_losses_and_the_symmetries(tiny_store, tmp_path):
+    """The config keys reach the unroll: a 2-step stage with both climate losses and the
+    symmetry augmentation trains; the crop objective refuses the augmentation."""
+    from screamcast.train.loop import train
+
+    run = tmp_path / "run"
+    keys = ["unroll=global", "rollout_steps=2", "global_unroll.valid_samples=2", "steps=2",
+            "global_unroll.spectral_weight=0.02", "global_unroll.time_mean_weight=0.2",
+            "data.symmetry=true"]  # fmt: skip
+    train(config(tiny_store, f"run_dir={run}", *keys))
+    assert (run / "latest.pth").exists()
+    with pytest.raises(ValueError, match="data.symmetry=true moves whole cubes"):
+        train(config(tiny_store, f"run_dir={tmp_path / 'crops'}", "data.symmetry=true"))
+
+
+def test_the_spectral_power_of_a_harmonic_is_its_degree():
+    from screamcast.grid import PhysicsGrid
+    from screamcast.train.climate_losses import SpectralPower
+
+    grid = PhysicsGrid(16, 2)
+    lat = np.deg2rad(grid.lat)
+    p3 = np.sqrt(7) * 0.5 * (5 * np.sin(lat) ** 3 - 3 * np.sin(lat))  # 4pi-normalised Y_30
+    power = SpectralPower(grid, 12)(torch.as_tensor(p3, dtype=torch.float32)).numpy()
+    assert power[2] == pytest.approx(1.0, abs=1e-3)  # l = 3
+    assert np.delete(power, 2).max() < 1e-5

@@ -507,7 +507,7 @@ def test_a_second_ctrl_c_interrupts_at_once():
 def test_a_production_stage_on_the_demo_store_says_so(tiny_store):
     from types import SimpleNamespace
 
-    from screamcast.train.loop import demo_store_note
+    from screamcast.train.stage_notes import demo_store_note
 
     demo = SimpleNamespace(attrs={"title": "screamcast analytic flows (exact truth)"})
     cfg = SimpleNamespace(steps=150_000, data=SimpleNamespace(url="demo_data/demo.zarr"))
