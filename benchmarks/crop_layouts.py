@@ -65,8 +65,12 @@ def write(root: Path, layout: str, times: int) -> None:
             [(v, LEVELS, "lev", {}) for v in THREE_D] + [(v, 1, None, {}) for v in TWO_D]
         )
         codec = None
-        if layout == "stacked_f16":  # noise has mean 0 and spread ~5 in every channel
-            codec = packing.codec([0.0] * len(CHANNELS), [6.0 / 64] * len(CHANNELS), axis=1)
+        if layout in ("stacked_f16", "stacked_mixed"):  # noise: mean 0, spread ~5 everywhere
+            # mixed: the last channel (a surface pressure's place) float32, the rest float16
+            exact = [len(CHANNELS) - 1] if layout == "stacked_mixed" else []
+            codec = packing.codec(
+                [0.0] * len(CHANNELS), [6.0 / 64] * len(CHANNELS), axis=1, exact=exact
+            )
         array = stacked.create_stack(group, spec, times, N, CHUNK, SHARD, codec)
         for i in range(times):  # (1, C, 6, n, n): every shard of a time written once
             array[i : i + 1] = rng.standard_normal((1, len(CHANNELS), 6, N, N), np.float32)
@@ -86,7 +90,7 @@ def write(root: Path, layout: str, times: int) -> None:
 
 def noise_gain(root: Path, layout: str) -> float:
     """The codec's own gain on this store's noise: bytes at the stored dtype / bytes on disk."""
-    itemsize = 2 if layout == "stacked_f16" else 4
+    itemsize = 4 if layout == "stacked" else 2  # mixed: 1 of 40 channels as two halves
     arrays = [(name, a) for name, a in zarr.open_group(root, mode="r").arrays() if a.ndim > 1]
     raw = sum(a.size * itemsize for _, a in arrays)
     return raw / sum(disk_bytes(root, name) for name, _ in arrays)

@@ -78,7 +78,8 @@ def project(layouts: list[dict], flops: int, gain: float = 1.0) -> list[dict]:
         demand = GPUS * PEAK_FLOPS * FRACTION / (3 * flops * r["k"])
         by_requests = GET_PER_S / r["requests_per_crop"]
         # real fields' gain in place of the noise's own (already in the row's bytes)
-        compressed = gain / r.get("noise_gain", 1.0) if r["layout"] == "stacked_f16" else 1.0
+        packed = r["layout"] in ("stacked_f16", "stacked_mixed")
+        compressed = gain / r.get("noise_gain", 1.0) if packed else 1.0
         by_bytes = NETWORK_BYTES_PER_S * compressed / (r["mb_per_crop"] * 1e6)
         supply = min(by_requests, by_bytes)
         out.append(
@@ -95,6 +96,20 @@ def project(layouts: list[dict], flops: int, gain: float = 1.0) -> list[dict]:
     return out
 
 
+def mixed_rows(layouts: list[dict]) -> list[dict]:
+    """The per-channel-dtype stack (one channel of 40 float32, as surface pressure is by
+    default) at the default regions: the float16 row, its bytes per crop scaled by what the
+    loader benchmark read per region from each on the same run (loader_s3.json)."""
+    loader = json.loads((ROOT / "benchmarks/results/loader_s3.json").read_text())["report"]
+    mb = {r["layout"]: r["mb_per_region"] for r in loader if r["client"] == "s3fs"}
+    if "stacked_mixed" not in mb:
+        return []
+    ratio = mb["stacked_mixed"] / mb["stacked_f16"]
+    base = [r for r in layouts if (r["layout"], r["k"], r["regions"]) == DEFAULT]
+    return [r | {"layout": "stacked_mixed", "mb_per_crop": r["mb_per_crop"] * ratio,
+                 "bytes_ratio_to_f16": ratio} for r in base]  # fmt: skip
+
+
 def tables(data: dict) -> str:
     """The Markdown of docs/performance.md's block (the float16 stack, and the float32 one at
     the default regions), from a record."""
@@ -107,6 +122,9 @@ def tables(data: dict) -> str:
         "| layout | k | regions | crops/s by requests | by network | GPUs eat | supply / demand |",
         "|---|---|---|---|---|---|---|",
     ]
+    lines[0] += (
+        " `stacked_mixed`: PS float32 (loader_s3.json's bytes)."
+    )
     for r in data["report"]:  # float32: only at the default regions, for comparison
         if r["layout"] == "variables" or (r["layout"] == "stacked" and r["regions"] != DEFAULT[2]):
             continue
@@ -129,7 +147,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     a = ap.parse_args(argv)
     results = json.loads((ROOT / "benchmarks/results/crop_layouts.json").read_text())
     flops, gain = forward_flops(), zstd_gain()
-    report = project(results["report"], flops, gain)
+    report = project(results["report"] + mixed_rows(results["report"]), flops, gain)
     print(f"forward FLOPs per crop (large, {CHANNELS} channels, {CROP}^2): {flops:.3e}")
     print(f"zstd on real float16-packed fields: x{gain:.3f} (store_compression.json)")
     for r in report:

@@ -5,7 +5,8 @@ reads of the same objects (docs/performance.md).
 
 ``python -m benchmarks.loader_s3 [--record]``: the production-shaped stacked stores of
 ``benchmarks.crop_layouts`` (n = 256, 40 channels, a shard per face and time, 3 times; float16,
-the ingestion's default, and float32) on moto's S3 server (loopback); crops of 192 at k = 1,
+per channel float16 with one channel float32 (the ingestion's default where surface pressure
+needs it), and float32) on moto's S3 server (loopback); crops of 192 at k = 1,
 8 cut from each whole-face region. Per round: the candidate is ``CropDataset.__getitems__``
 for one region's 8 crops (whole-shard reads, at most ``max_in_flight`` in flight, halo
 assembly, forcing); the baseline reads the same objects (logged in a first pass) with
@@ -123,12 +124,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     a = ap.parse_args(argv)
     report = []
     with tempfile.TemporaryDirectory() as tmp:
-        stores = {name: Path(tmp) / f"{name}.zarr" for name in ("stacked_f16", "stacked")}
+        names = ("stacked_f16", "stacked_mixed", "stacked")
+        stores = {name: Path(tmp) / f"{name}.zarr" for name in names}
         for name, local in stores.items():
             layouts.write(local, name, times=3)
         server, fs, options = upload(stores)
         try:
-            cases = [("stacked_f16", "s3fs", n) for n in (1, 4, 16)] + [("stacked", "s3fs", 16)]
+            cases = [("stacked_f16", "s3fs", n) for n in (1, 4, 16)]
+            cases += [("stacked_mixed", "s3fs", 16), ("stacked", "s3fs", 16)]
             if importlib.util.find_spec("obstore") is not None:  # optional: pip install obstore
                 cases.append(("stacked_f16", "obstore", 16))
             for layout, client, in_flight in cases:

@@ -166,3 +166,32 @@ def test_the_spread_bound_uses_its_factor():
 def test_a_trip_says_how_to_go_on():
     trip = guard().check(one_cell_at_31(field()), 4, "t4")
     assert "--guard warn" in trip.message("o.zarr") and "guard.action: warn" in trip.message("o")
+
+
+@pytest.mark.parametrize(
+    "store", ["truth_sample.zarr", "initial_state.zarr"], ids=["truth_sample", "initial_state"]
+)
+def test_the_defaults_pass_every_time_of_the_shipped_held_suarez_truths(store):
+    """The shipped emulator's statistics (no extremes: the sigma rule) over every time."""
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "scripts" / "research"))
+    from guard_margins import margins
+
+    found = margins(str(root / "benchmarks/held_suarez/emulator.pth"),
+                    str(root / "benchmarks/held_suarez" / store), every=1)  # fmt: skip
+    assert found["first_trip_time_index"] == {}
+
+
+def test_the_defaults_pass_every_time_of_the_store_a_model_learnt_from(tiny_checkpoint, tiny_store):
+    """A model's own training data never trips its guard (its extremes are the bounds' core)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "research"))
+    from guard_margins import margins
+
+    found = margins(str(tiny_checkpoint), str(tiny_store), every=1)
+    assert found["first_trip_time_index"] == {} and len(found["worst"]) >= 3
