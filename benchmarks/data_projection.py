@@ -122,9 +122,7 @@ def tables(data: dict) -> str:
         "| layout | k | regions | crops/s by requests | by network | GPUs eat | supply / demand |",
         "|---|---|---|---|---|---|---|",
     ]
-    lines[0] += (
-        " `stacked_mixed`: PS float32 (loader_s3.json's bytes)."
-    )
+    lines[0] += " `stacked_mixed`: PS float32 (loader_s3.json's bytes)."
     for r in data["report"]:  # float32: only at the default regions, for comparison
         if r["layout"] == "variables" or (r["layout"] == "stacked" and r["regions"] != DEFAULT[2]):
             continue
