@@ -55,6 +55,7 @@ def fine_tune(store: str, run: Path, steps: int, extra: list[str]) -> float:
 def free_year(checkpoint: Path, out: Path) -> dict:
     """The README's year from the shipped initial state, and its climate report's numbers."""
     if not (out.parent / "year.json").exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, str(ROOT / "scripts/ace/run_screamcast_nudged.py"),
                "--checkpoint", str(checkpoint), "--data", str(HS / "initial_state.zarr"),
                "--output", str(out), "--steps", "1460", "--halo-adjoint", "--overwrite",
@@ -62,6 +63,8 @@ def free_year(checkpoint: Path, out: Path) -> dict:
         t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t0
+        if done.returncode not in (0, 2):  # 2: its guard stopped it (the output is kept)
+            raise RuntimeError(f"{' '.join(cmd)}: {done.stderr[-2000:]}")
         from screamcast.evaluation.climate_report import climate_report
 
         numbers = climate_report(str(out), str(HS / "truth_sample.zarr"), out.parent / "report")
