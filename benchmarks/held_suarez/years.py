@@ -146,6 +146,9 @@ def combine(stores: list[Path], output: Path) -> Path:
     if is_complete(output) and zarr.open_group(str(output), mode="r").attrs.get("years") == names:
         return output
     groups = [zarr.open_group(str(s), mode="r") for s in stores]
+    packed = [n for n, g in zip(names, groups, strict=True) if g["fields"].filters]
+    if packed:  # year 0's packing would re-pack the others' values unchecked
+        raise ValueError(f"joining years needs float32 stores; packed: {', '.join(packed)}")
     sizes = [g["time"].shape[0] for g in groups]
     work = output.with_name(output.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)

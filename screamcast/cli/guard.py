@@ -136,6 +136,11 @@ class _RankErrors:
             self.pending = ""
         return len(text)
 
+    def flush(self) -> None:
+        if self.pending:  # an error line without its newline yet
+            self.write("\n")
+        self.stream.flush()
+
     def __getattr__(self, name):
         return getattr(self.stream, name)
 

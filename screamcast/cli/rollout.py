@@ -26,9 +26,9 @@ DESCRIPTION = """The global nudged rollout of a trained emulator (docs/rollout.m
 
 Settings come from the inference config: a YAML file (--config, e.g.
 configs/production/*.yaml), then key=value overrides, then flags, each later one winning.
-With no arguments, or with --demo and any flags, it runs the embedded demo. Several ranks:
-torchrun --nproc-per-node 2 -- run_screamcast_nudged.py ... (the -- keeps torchrun from
-reading --start as its --start-method)."""
+With no arguments, or with --demo and any flags, it runs the embedded demo. Several ranks
+of a node: screamcast-launch --nproc-per-node 2 screamcast-rollout ... (many nodes: torchrun
+... -- run_screamcast_nudged.py ..., the -- keeping torchrun from reading --start)."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         from screamcast.cli.demo import demo_arguments
 
         try:
-            argv = demo_arguments() + [a for a in argv if a != "--demo"]
+            argv = with_flags(demo_arguments(), [a for a in argv if a != "--demo"])
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
@@ -135,19 +135,39 @@ def main(argv: list[str] | None = None) -> int:
     return _main(argv)
 
 
+def with_flags(defaults: list[str], given: list[str]) -> list[str]:
+    """The demo's arguments with the user's: a flag given replaces the demo's own (and its
+    value), so the command echoed names each flag once."""
+    flags = {a.split("=")[0] for a in given if a.startswith("--")}
+    out, skip = [], False
+    for i, a in enumerate(defaults):
+        if skip:
+            skip = False
+            continue
+        if a in flags:
+            nxt = defaults[i + 1] if i + 1 < len(defaults) else "--"
+            skip = not nxt.startswith("--")  # drop its value too
+            continue
+        out.append(a)
+    return out + given
+
+
 def _demo(argv: list[str]) -> int:
     """The demo's run; a failed one leaves no new output behind (each try writes a new
     ``demo_out/rollout_NNN.zarr``)."""
-    output = Path(argv[argv.index("--output") + 1])
-    existed = output.exists()
-    code = 1
+    last = len(argv) - 1 - argv[::-1].index("--output")  # argparse keeps the last one
+    output = Path(argv[last + 1])
+    existed, code, stopped = output.exists(), 1, False
     try:
         code = _main(argv)
     finally:
         if code != 0 and not existed and output.exists():
+            from screamcast.rollout.output import read_attrs
+
+            stopped = "stopped" in (read_attrs(output) or {})
             shutil.rmtree(output, ignore_errors=True)
             print(f"(the failed demo's partial output {output} was removed)", file=sys.stderr)
-    if code == 2:
+    if stopped:
         print("to run the demo on past the guard: bash ci/demo.sh --guard warn", file=sys.stderr)
     return code
 

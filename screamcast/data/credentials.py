@@ -14,10 +14,11 @@ import re
 
 # A URL's user part: what follows ``scheme://`` up to an ``@``, with no ``/`` in it, or with a
 # ``:`` before any ``/`` (``KEY:SECRET@``: half of real AWS secret keys hold a ``/``, and
-# ``+``, ``=`` or percent-encoding; a path's ``@``, as in ``s3://b/x@v1``, has no ``:``).
+# ``+``, ``=`` or percent-encoding; a path's ``@``, as in ``s3://b/x@v1``, has no ``:``, and
+# ``host:9000/x@v2`` is a port, not a secret).
 _USERINFO = re.compile(
     r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)"
-    r"(?P<info>[^/@\s'\"]+|[^/@\s'\":]+:[^@\s'\"]+)@"
+    r"(?P<info>[^/@\s'\"]+|[^/@\s'\":]+:(?!\d+(?:/|$))[^@\s'\"]+)@"
 )
 # The same without its scheme, as botocore quotes a bucket (``Invalid bucket name "K:S@b"``).
 _BARE = re.compile(r"(?<![\w/:.@-])(?P<info>[A-Za-z0-9_.-]{3,}:(?!//)[^@\s'\"]+)@(?=[A-Za-z0-9])")

@@ -349,15 +349,19 @@ def combine(results: list[dict]) -> Stats:
     """The statistics of the whole run from the blocks' moments (constant fields: std 1)."""
     level: dict[str, Moments] = {}
     change: dict[str, Moments] = {}
+    partial = set()  # blocks recorded before the extremes were kept: no extremes
     for r in results:
         for name, m in r["moments"].items():
+            if len(m["level"]) < 5 and m["level"][0]:
+                partial.add(name)
             level.setdefault(name, Moments()).merge(Moments(*m["level"]))
             change.setdefault(name, Moments()).merge(Moments(*m["change"]))
     stats = Stats()
     for name in level:
         stats.mean[name], stats.std[name] = level[name].mean_std()
         stats.diff_std[name] = change[name].mean_std()[1] if change[name].w else stats.std[name]
-        level[name].put_extremes(stats, name)
+        if name not in partial:
+            level[name].put_extremes(stats, name)
         if stats.std[name] == 0.0:
             stats.std[name] = 1.0
     return stats

@@ -281,12 +281,12 @@ def float32_channels(packing, probes: list, budgets: list, names: list[str], roo
     up to twice as far from the offset as any probed one still meets the budget."""
     offset = np.asarray(packing.offset, np.float64).reshape(1, -1, 1, 1, 1)
     out = {}
-    for block in probes:
-        stretched = (offset + room * (block - offset)).astype(np.float32)
-        back = round_trip(packing, stretched, slice(0, len(names)))
-        report = precision.worst(stretched, back, budgets, axis=1)
-        lines = precision.over(report, names, budgets, every=True)
-        out |= {c: line for c, line in enumerate(lines) if line and c not in out}
+    for block in probes:  # as they are (exact zeros), then stretched (room)
+        for stretched in (block, (offset + room * (block - offset)).astype(np.float32)):
+            back = round_trip(packing, stretched, slice(0, len(names)))
+            report = precision.worst(stretched, back, budgets, axis=1)
+            lines = precision.over(report, names, budgets, every=True)
+            out |= {c: line for c, line in enumerate(lines) if line and c not in out}
     return out
 
 

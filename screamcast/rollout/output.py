@@ -18,6 +18,7 @@ Rules (docs/rollout.md, "The output"):
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -29,6 +30,9 @@ TITLE = "screamcast nudged rollout"
 
 class OutputError(ConfigError):
     """The output location or its current content does not allow the requested run."""
+
+
+log = logging.getLogger(__name__)
 
 
 def _is_remote(url: str) -> bool:
@@ -210,6 +214,9 @@ def consolidate(path: Path) -> None:
     import zarr
 
     if Path(path).exists():
-        with warnings.catch_warnings():  # "not part of the Zarr format 3 specification"
-            warnings.simplefilter("ignore")
-            zarr.consolidate_metadata(str(path))
+        try:
+            with warnings.catch_warnings():  # "not part of the Zarr format 3 specification"
+                warnings.simplefilter("ignore")
+                zarr.consolidate_metadata(str(path))
+        except Exception as err:  # never hides the run's own error; readers still open it
+            log.warning("%s: its metadata was not consolidated (%s)", path, err)

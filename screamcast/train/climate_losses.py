@@ -57,10 +57,11 @@ class SpectralPower(torch.nn.Module):
 
 def spectral_loss(power: SpectralPower, pred: torch.Tensor, target: torch.Tensor, std):
     """Relative L1 of the power per degree: ``pred, target (B, V, 6, n, n)``, ``std (1, V, 1,
-    1)``; the truth's power floored at 1e-6 of its mean so an empty degree does not blow up."""
+    1)``; the truth's power floored at 1e-6 of its mean (and 1e-12) so an empty degree does
+    not blow up."""
     p = power(pred / std.unsqueeze(-1))  # (B, V, lmax)
     q = power(target / std.unsqueeze(-1))
-    floor = 1e-6 * q.mean(-1, keepdim=True)
+    floor = 1e-6 * q.mean(-1, keepdim=True) + 1e-12  # a constant truth has no power at all
     return ((p - q).abs() / (q + floor)).mean()
 
 

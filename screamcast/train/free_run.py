@@ -89,8 +89,13 @@ def free_starts(g, valid_set) -> list:
     if not g.valid_free_days:
         return []
     count = max(1, g.valid_climate_starts)
-    where = np.linspace(0, len(valid_set) - 1, count).round().astype(int)
-    return [valid_set[int(i)] for i in dict.fromkeys(where.tolist())]
+    where = list(dict.fromkeys(np.linspace(0, len(valid_set) - 1, count).round().astype(int)))
+    if len(where) < count:
+        raise ValueError(
+            f"config: global_unroll.valid_climate_starts={count} needs as many validation "
+            f"cubes (global_unroll.valid_samples is {len(valid_set)})"
+        )
+    return [valid_set[int(i)] for i in where]
 
 
 class FreeRun:

@@ -93,7 +93,7 @@ class GlobalUnroll:
             first = per_var.detach() if first is None else first
             preds.append(pred)
             x = pred[:, :C]  # the model's own prediction is the next step's input
-        if self.climate is not None:
+        if self.climate is not None and torch.is_grad_enabled():  # validation: the step loss
             total = total + self._climate_loss(torch.stack(preds, 1), target)
         return total, first
 

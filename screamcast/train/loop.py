@@ -241,7 +241,8 @@ class Trainer:
                 total[1] += trivial * count
                 total[2] += count
         total = self.fabric.all_reduce(total, reduce_op="sum")
-        return float(total[0] / total[2]), float(total[1] / total[2]), self._free_runs()
+        free = self.fabric.broadcast(self._free_runs(), src=0)  # one best checkpoint on all ranks
+        return float(total[0] / total[2]), float(total[1] / total[2]), free
 
     def _free_runs(self) -> dict | None:
         """The free runs' columns (None: not asked): days held (the shortest), and with the

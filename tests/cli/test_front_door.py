@@ -20,8 +20,11 @@ def test_a_failed_demo_removes_its_new_output_and_says_how_to_go_on(tmp_path, mo
     seen = []
 
     def failing(args):
+        import zarr
+
         seen.append(args)
-        out.mkdir(parents=True)  # a partial output, as a stopped run leaves it
+        group = zarr.open_group(out, mode="w")  # a partial output, as a stopped run leaves it
+        group.attrs["stopped"] = {"step": 1}
         return 2
 
     monkeypatch.setattr(rollout, "_main", failing)
@@ -29,6 +32,18 @@ def test_a_failed_demo_removes_its_new_output_and_says_how_to_go_on(tmp_path, mo
     assert seen == [argv] and not out.exists()
     err = capsys.readouterr().err
     assert "partial output" in err and "bash ci/demo.sh --guard warn" in err
+    monkeypatch.setattr(rollout, "_main", lambda args: 2)  # a config error: no guard hint
+    assert rollout.main(["--demo", "--steps", "0"]) == 2
+    assert "--guard warn" not in capsys.readouterr().err
+
+
+def test_the_demos_own_flag_gives_way_to_the_users():
+    demo = ["--checkpoint", "c.pth", "--steps", "48", "--halo-adjoint"]
+    assert rollout.with_flags(demo, ["--steps", "4"]) == [
+        "--checkpoint", "c.pth", "--halo-adjoint", "--steps", "4"
+    ]  # fmt: skip
+    assert rollout.with_flags(demo, ["--halo-adjoint"]) == demo
+    assert "--demo" in (ROOT / "ci" / "demo.sh").read_text()
 
 
 def test_an_existing_output_is_never_removed_by_a_failed_demo(tmp_path, monkeypatch):

@@ -197,3 +197,10 @@ def test_redaction_of_a_url_without_its_scheme_and_of_nested_secrets():
 def test_a_path_with_an_at_sign_is_not_a_user_part():
     for url in ("s3://bucket/run@v1/x.zarr", "/data/a@b/x.zarr", "http://host:9000/x"):
         refuse(url, "--output")
+
+
+def test_a_port_before_a_paths_at_sign_is_not_a_secret():
+    refuse("https://minio.local:9000/bucket/run@v2.zarr", "--output")
+    assert (
+        redact("https://minio.local:9000/b/run@v2.zarr") == "https://minio.local:9000/b/run@v2.zarr"
+    )

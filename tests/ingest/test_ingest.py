@@ -454,3 +454,31 @@ def test_budget_flag_is_parsed_and_refused_when_malformed(capsys):
     for bad in ("PS", "PS=x", "PS=-1", "=3"):
         assert main(["h.nc", "--output", "o.zarr", "--budget", bad]) == 2
         assert f"--budget: '{bad}'" in capsys.readouterr().err
+
+
+def test_a_signed_channel_with_exact_zeros_is_stored_float32():
+    """A field packed about its mean (1.5) whose first block holds exact zeros: float16 would
+    not give the zeros back, so the channel is float32 (the stretched probes alone missed it)."""
+    from screamcast.data import packing as pk
+    from screamcast.data import precision
+    from screamcast.ingest.store import float32_channels
+
+    rng = np.random.default_rng(0)
+    x = (1.5 + rng.standard_normal((2, 1, 6, 4, 4))).astype(np.float32)
+    x[0, 0, 0, 0, :3] = 0.0
+    offsets, scales = pk.choose(x, axis=1)
+    codec = pk.codec(offsets, scales, axis=1)
+    budgets = precision.budgets(["TEND"], x, axis=1)
+    assert offsets[0] != 0.0 and budgets[0].zeros
+    assert 0 in float32_channels(codec, [x], budgets, ["TEND"])
+
+
+def test_extremes_are_left_out_when_a_resumed_blocks_marker_lacks_them():
+    """A block recorded before the extremes were kept ([w, s1, s2]) and one after: no min/max
+    (the guard falls back to sigma) rather than the newer blocks' narrower range."""
+    from screamcast.ingest.run import combine
+
+    old = {"moments": {"PS": {"level": [1.0, 1e5, 1e10], "change": [0.0, 0.0, 0.0]}}}
+    new = {"moments": {"PS": {"level": [1.0, 1e5, 1e10, 9e4, 1.1e5], "change": [0.0, 0, 0]}}}
+    assert "PS" not in combine([old, new]).min
+    assert combine([new, new]).min["PS"] == 9e4 and combine([new]).max["PS"] == 1.1e5
