@@ -122,7 +122,8 @@ def print_table(metrics: dict, steps: int, step_hours: float | None = None, unit
 @guarded
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or "--demo" in argv:
+    asks_help = any(a in ("-h", "--help") for a in argv)  # help: no demo store or training
+    if not argv or ("--demo" in argv and not asks_help):
         from screamcast.cli.demo import demo_arguments
 
         try:
