@@ -75,7 +75,7 @@ def _configs(args: list[str]) -> dict:
     return found
 
 
-def _options(args: list[str]) -> dict:
+def _options(args: list[str], configs: dict | None = None) -> dict:
     """Every storage option the command was given, nested (whose secrets are redacted from
     its messages and logs): ``--storage-options`` JSON, ``...storage_options=...``
     overrides (a rollout's ``stores.``, training's ``data.``) and a ``--config`` YAML file's."""
@@ -84,7 +84,8 @@ def _options(args: list[str]) -> dict:
         key, eq, value = arg.partition("=")
         if eq and "storage_options" in key:
             found[f"override {i}"] = _yaml(value)
-    for k, config in enumerate(_configs(args).values()):
+    configs = _configs(args) if configs is None else configs  # read by the caller once
+    for k, config in enumerate(configs.values()):
         found[f"config {k}"] = config
     return {k: v for k, v in found.items() if isinstance(v, dict)}
 
@@ -193,12 +194,13 @@ def guarded(main: Callable[..., int | None]) -> Callable[..., int]:
         _collect_errors()
         _console_logging()
         args = list(sys.argv[1:] if argv is None else argv)
-        options = _options(args)
+        configs = _configs(args)  # each --config file read once
+        options = _options(args, configs)
         try:
             for i in range(len(args)):
                 where, value = _where(args, i)
                 refuse(value, where)
-            for path, config in _configs(args).items():
+            for path, config in configs.items():
                 refuse_in(config, path)
         except CredentialsInURL as err:
             print(f"error: {err}", file=sys.stderr)

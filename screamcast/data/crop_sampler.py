@@ -10,10 +10,14 @@ batch in :class:`~screamcast.data.dataset.CropDataset`; this module only draws.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from screamcast.data.region_sampler import RegionPlan
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 DRAW_BLOCK = 256  # sample origins drawn per random generator
 
@@ -35,6 +39,20 @@ def time_range(
             f"or a store with more times"
         )
     return lo, hi
+
+
+def segments_of(ds: xr.Dataset) -> list[tuple[int, int]]:
+    """The store's independent runs as ``[(start, stop), ...]`` time indices (its ``segments``
+    attr), or the whole store as one."""
+    segments = ds.attrs.get("segments")
+    return [tuple(s) for s in segments] if segments else [(0, ds.sizes["time"])]
+
+
+def window_starts(lo: int, hi: int, steps: int, segments) -> np.ndarray:
+    """The first times ``t`` in ``[lo, hi)`` whose window ``t .. t + steps`` lies in
+    ``[lo, hi)`` and inside one segment."""
+    starts = [np.arange(max(lo, a), min(hi, b) - steps) for a, b in segments]
+    return np.concatenate(starts) if starts else np.zeros(0, int)
 
 
 @dataclass

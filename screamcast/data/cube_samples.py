@@ -19,6 +19,8 @@ import numpy as np
 import torch
 import xarray as xr
 
+from screamcast.data.crop_sampler import segments_of, window_starts
+
 
 class CubeSamples(torch.utils.data.Dataset):
     """``{"state": (C, 6, n, n), "target": (k, C + D, 6, n, n), "start": ()}`` per index;
@@ -72,8 +74,9 @@ class CubeSamples(torch.utils.data.Dataset):
         values = np.stack(
             [np.asarray(self.ds[v].isel(time=window).values, np.float32) for v in self.names], 1
         )  # (k + 1, C + D, 6, n, n)
-        if self.symmetry(index):
-            values = self.augment(values, self.symmetry(index))
+        which = self.symmetry(index)
+        if which:
+            values = self.augment(values, which)
         if not np.isfinite(values).all():
             bad = [v for i, v in enumerate(self.names) if not np.isfinite(values[:, i]).all()]
             raise ValueError(
@@ -85,20 +88,6 @@ class CubeSamples(torch.utils.data.Dataset):
             "target": torch.from_numpy(values[1:].copy()),
             "start": torch.tensor(t),
         }
-
-
-def segments_of(ds: xr.Dataset) -> list[tuple[int, int]]:
-    """The store's independent runs as ``[(start, stop), ...]`` time indices (its ``segments``
-    attr), or the whole store as one."""
-    segments = ds.attrs.get("segments")
-    return [tuple(s) for s in segments] if segments else [(0, ds.sizes["time"])]
-
-
-def window_starts(lo: int, hi: int, steps: int, segments) -> np.ndarray:
-    """The first times ``t`` in ``[lo, hi)`` whose window ``t .. t + steps`` lies in
-    ``[lo, hi)`` and inside one segment."""
-    starts = [np.arange(max(lo, a), min(hi, b) - steps) for a, b in segments]
-    return np.concatenate(starts) if starts else np.zeros(0, int)
 
 
 def static_fields(ds: xr.Dataset, static: list[str]) -> np.ndarray:

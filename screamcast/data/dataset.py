@@ -30,8 +30,7 @@ from screamcast.data.arrays import (
     read_units,
 )
 from screamcast.data.calendar import decode_group_time
-from screamcast.data.crop_sampler import CropSampler, time_range
-from screamcast.data.cube_samples import window_starts
+from screamcast.data.crop_sampler import CropSampler, time_range, window_starts
 from screamcast.data.forcing import (
     cos_zenith_from_terms,
     extended_position_features,
@@ -147,9 +146,9 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
         if self.segments and len(self.segments) > 1:
             starts = window_starts(lo, hi, steps, self.segments)
         P, crop, seed = self.layout.padded, self.crop, self.seed
-        sampler = CropSampler(P, crop, self.t_lo, self.t_hi, seed, self.fixed, self.regions)
-        sampler.starts = starts
-        self.sampler = sampler
+        self.sampler = CropSampler(
+            P, crop, self.t_lo, self.t_hi, seed, self.fixed, self.regions, starts
+        )
 
     @classmethod
     def from_config(

@@ -94,9 +94,11 @@ class ChannelPacking(ArrayArrayCodec):
             chunk_spec, shape=tuple(shape), dtype=Float16(), fill_value=np.float16("nan")
         )
 
-    def _broadcast(self, ndim: int) -> tuple[np.ndarray, np.ndarray]:
+    def _broadcast(self, ndim: int, axis: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(offset, scale)`` shaped ``(1, .., C, .., 1)`` against a chunk of ``ndim`` whose
+        channels lie on ``axis`` (the codec's own by default)."""
         shape = [1] * ndim
-        shape[self.axis] = len(self.offset)  # (1, .., C, .., 1) against the chunk
+        shape[self.axis if axis is None else axis] = len(self.offset)
         offset = np.asarray(self.offset, np.float32).reshape(shape)
         return offset, np.asarray(self.scale, np.float32).reshape(shape)
 
@@ -128,17 +130,12 @@ class ChannelPacking(ArrayArrayCodec):
         C = len(self.offset)
         slots = np.moveaxis(stored, self.axis, 0)  # (C + E, ..)
         with np.errstate(invalid="ignore", over="ignore"):  # an exact channel's low word
-            x = unpack(slots[:C], *self._broadcast_leading(slots.ndim))
+            x = unpack(slots[:C], *self._broadcast(slots.ndim, 0))
         if self.exact:
             low = slots[list(self.exact)].view(np.uint16).astype(np.uint32)
             high = slots[C:].view(np.uint16).astype(np.uint32)
             x[list(self.exact)] = ((high << 16) | low).view(np.float32)
         return np.moveaxis(x, 0, self.axis)
-
-    def _broadcast_leading(self, ndim: int) -> tuple[np.ndarray, np.ndarray]:
-        shape = (len(self.offset),) + (1,) * (ndim - 1)  # (C, 1, ..): channels first
-        offset = np.asarray(self.offset, np.float32).reshape(shape)
-        return offset, np.asarray(self.scale, np.float32).reshape(shape)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec) -> int:
         C = len(self.offset)

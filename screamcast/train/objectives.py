@@ -12,8 +12,8 @@ import torch
 
 from screamcast.config.training import UNROLLS
 from screamcast.data.calendar import seconds
-from screamcast.data.crop_sampler import time_range
-from screamcast.data.cube_samples import CubeSamples, segments_of, static_fields
+from screamcast.data.crop_sampler import segments_of, time_range
+from screamcast.data.cube_samples import CubeSamples, static_fields
 from screamcast.data.dataset import CropDataset
 from screamcast.data.zonal_climate import ZonalStats
 from screamcast.halo import HaloOperator
