@@ -14,6 +14,12 @@
 5. cost: simulated days per wall day of the emulator and the dycore at T42 and T21;
 6. report: the record (``--record``: benchmarks/results/held_suarez.json, then the tables and
    figures of docs/held-suarez.md are generated from it).
+
+``--stage NAME`` runs the stages up to NAME and stops (data, train, forecasts, climate, cost):
+each invocation then takes at most about an hour on 2 cores (the data a year at a time, the
+training a Hydra stage at a time, each resumed where a killed one stopped). The wall minutes
+of every stage, summed over the invocations in the work folder, go into the record
+(``stage_minutes``, ``wall_minutes``).
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import shlex
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.held_suarez.ledger import STAGES, Ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,6 +73,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--cost-days", type=float, default=5.0)
     p.add_argument(
+        "--stage",
+        choices=("all", *STAGES),
+        default="all",
+        help="run the stages up to this one and stop (all: every stage and the report)",
+    )
+    p.add_argument(
         "--record",
         action="store_true",
         help="write benchmarks/results/held_suarez.json and regenerate the docs",
@@ -72,15 +86,26 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _stop_after(name: str, a, ledger: Ledger) -> bool:
+    """True (and the next command printed) when ``--stage`` asked to stop after ``name``."""
+    if a.stage != name:
+        return False
+    following = STAGES[STAGES.index(name) + 1 :]
+    print(
+        f"stage {name} done ({ledger.minutes.get(name, 0.0):.1f} min in all); "
+        + (f"next: --stage {following[0]}" if following else "next: --stage all (the report)")
+    )
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.held_suarez import data, report, stages
-    from screamcast.rollout.stepper import fastest_cpu_precision
+    from benchmarks.held_suarez import data, report, stages, years
 
     a = parser().parse_args(argv)
     work = Path(a.workdir)
     work.mkdir(parents=True, exist_ok=True)
     command = "python -m benchmarks.held_suarez " + " ".join(map(shlex.quote, argv or sys.argv[1:]))
-    t0 = time.perf_counter()
+    t0, ledger = time.perf_counter(), Ledger(work)
     plan = data.DataPlan(
         work,
         a.train_days,
@@ -91,25 +116,57 @@ def main(argv: list[str] | None = None) -> int:
         discard_days=a.discard_days,
         years=a.years,
     )
-    paths = data.make(plan)
     found = stages.found_done(work)  # before this invocation runs them: the record says so
-    checkpoint, minutes = stages.train(paths["train"], work, a.train_scale, a.train_override)
+    with ledger.stage("data"):
+        paths = data.make(plan)
+    if _stop_after("data", a, ledger):
+        return 0
+    with ledger.stage("train"):
+        checkpoint, minutes = stages.train(paths["train"], work, a.train_scale, a.train_override)
+    if _stop_after("train", a, ledger):
+        return 0
     result = {"settings": vars(a), "train_minutes": minutes, "checkpoint": str(checkpoint)}
     result["found_done"] = found
-    result["forecasts"] = stages.forecasts(paths, checkpoint, work, a.starts, a.lead_days)
-    result["climate"] = stages.climate(paths, checkpoint, work, a.climate_days)
-    fastest = fastest_cpu_precision()  # bf16 on a CPU with AMX-BF16
-    emulator = {
-        precision: stages.emulator_cost(paths, checkpoint, work, a.cost_days, precision)
-        for precision in dict.fromkeys((fastest, "fp32"))
-    }
-    result["cost"] = stages.cost(result["climate"], a.truncation, a.cost_days, emulator, fastest)
-    result["wall_minutes"] = (time.perf_counter() - t0) / 60.0
+    with ledger.stage("forecasts"):
+        result["forecasts"] = stages.forecasts(paths, checkpoint, work, a.starts, a.lead_days)
+    if _stop_after("forecasts", a, ledger):
+        return 0
+    with ledger.stage("climate"):
+        result["climate"] = stages.climate(paths, checkpoint, work, a.climate_days)
+    if _stop_after("climate", a, ledger):
+        return 0
+    with ledger.stage("cost"):
+        result["cost"] = _cost(paths, checkpoint, work, a, result["climate"])
+    if _stop_after("cost", a, ledger):
+        return 0
+    result["stage_minutes"] = dict(ledger.minutes)
+    result["wall_minutes"] = ledger.total()  # every invocation's
+    result["wall_minutes_this_invocation"] = (time.perf_counter() - t0) / 60.0
+    if a.years > 1:
+        result["years_minutes"] = years.minutes_of(years.made_years(plan.year_plan(), a.years))
     (work / "result.json").write_text(json.dumps(result, indent=1, default=str))
     if a.record:
         report.record(result, command, work)
     print(report.summary(result))
     return 0
+
+
+def _cost(paths: dict, checkpoint, work: Path, a, climate: dict) -> dict:
+    """The emulator's and the dycores' cost per simulated day (kept in ``cost.json``)."""
+    from benchmarks.held_suarez import stages
+    from screamcast.rollout.stepper import fastest_cpu_precision
+
+    cache = work / "cost.json"
+    if cache.exists():
+        return json.loads(cache.read_text())
+    fastest = fastest_cpu_precision()  # bf16 on a CPU with AMX-BF16
+    emulator = {
+        precision: stages.emulator_cost(paths, checkpoint, work, a.cost_days, precision)
+        for precision in dict.fromkeys((fastest, "fp32"))
+    }
+    cost = stages.cost(climate, a.truncation, a.cost_days, emulator, fastest)
+    cache.write_text(json.dumps(cost))
+    return cost
 
 
 if __name__ == "__main__":

@@ -39,6 +39,14 @@ class DataPlan:
     def path(self, name: str) -> Path:
         return self.folder / name
 
+    def year_plan(self):
+        """Each training year's plan in the years' cache."""
+        from benchmarks.held_suarez import years
+
+        return years.YearPlan(
+            self.train_days, self.discard_days, self.ne, self.layers, self.truncation, self.restart
+        )
+
 
 def make(plan: DataPlan, log=print) -> dict[str, Path]:
     """Every data product, each skipped when it is already there (a killed history run
@@ -95,10 +103,7 @@ def _years(plan: DataPlan, log) -> Path:
     """The training years, each made (or found) in the years' cache, joined in the work folder."""
     from benchmarks.held_suarez import years
 
-    each = years.YearPlan(
-        plan.train_days, plan.discard_days, plan.ne, plan.layers, plan.truncation, plan.restart
-    )
-    stores = years.make_years(each, plan.years, log=log)
+    stores = years.make_years(plan.year_plan(), plan.years, log=log)
     return years.combine(stores, plan.path(f"train_{plan.years}_years.zarr"))
 
 

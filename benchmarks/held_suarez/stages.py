@@ -30,7 +30,8 @@ def found_done(work: Path) -> list[str]:
     from benchmarks.held_suarez.training import STAGES
 
     done = [name for name, _, _ in STAGES if (work / "train" / name / "done").exists()]
-    return done + [name for name in ("forecasts", "climate") if (work / f"{name}.json").exists()]
+    cached = [name for name in ("forecasts", "climate", "cost") if (work / f"{name}.json").exists()]
+    return done + cached
 
 
 def train(store: Path, work: Path, scale: float, overrides: list[str]) -> tuple[Path, dict]:

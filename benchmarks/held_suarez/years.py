@@ -119,6 +119,7 @@ def make_year(plan: YearPlan, year: int, root: Path | None = None, log=print) ->
     for f in (folder / "hist").glob("*.nc"):  # 2.2 GB a year, in the store now
         f.unlink()
     minutes = (time.perf_counter() - t0) / 60.0
+    (folder / "minutes").write_text(f"{minutes:.2f}\n")  # the benchmark's record reads it
     log(f"year {year} (seed {year_seed(year)}): {store} in {minutes:.1f} min, {summary}")
     return store
 
@@ -131,6 +132,13 @@ def made_years(plan: YearPlan, years: int, root: Path | None = None) -> list[Pat
     """The complete years among the first ``years``, made nothing."""
     stores = [year_folder(plan, y, root) / "train.zarr" for y in range(years)]
     return [s for s in stores if is_complete(s)]
+
+
+def minutes_of(stores: list[Path]) -> list[float | None]:
+    """Each year's making (dycore and ingestion) in wall minutes, where it was recorded (None
+    for years made before it was)."""
+    files = [Path(s).parent / "minutes" for s in stores]
+    return [float(f.read_text()) if f.exists() else None for f in files]
 
 
 def combine(stores: list[Path], output: Path) -> Path:

@@ -59,3 +59,30 @@ def test_the_years_become_one_store_whose_samples_stay_in_one_run(two_runs, tmp_
     assert starts == {*range(0, 6), *range(8, 14)}
     again = years.combine(two_runs, tmp_path / "years.zarr")  # made once
     assert again == out and xr.open_zarr(out, consolidated=False).attrs["years"]
+
+
+def test_the_ledger_sums_each_stage_over_invocations_even_a_failed_one(tmp_path):
+    from benchmarks.held_suarez.ledger import Ledger
+
+    first = Ledger(tmp_path)
+    with first.stage("data"):
+        pass
+    with pytest.raises(KeyboardInterrupt), first.stage("train"):
+        raise KeyboardInterrupt  # a killed stage's minutes were spent
+    again = Ledger(tmp_path)  # the next invocation reads them back
+    assert set(again.minutes) == {"data", "train"}
+    before = again.minutes["data"]
+    with again.stage("data"):
+        sum(range(200_000))
+    assert again.minutes["data"] > before
+    assert again.total() == pytest.approx(sum(Ledger(tmp_path).minutes.values()))
+
+
+def test_each_years_minutes_are_read_where_recorded(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "minutes").write_text("41.50\n")
+    assert years.minutes_of([tmp_path / "a" / "train.zarr", tmp_path / "b" / "train.zarr"]) == [
+        41.5,
+        None,
+    ]

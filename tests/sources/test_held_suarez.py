@@ -139,6 +139,7 @@ def test_a_killed_history_run_continues_to_the_same_files(tmp_path, monkeypatch)
 
 def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
     from benchmarks.held_suarez.__main__ import main
+    from benchmarks.held_suarez.training import STAGES
 
     work = tmp_path / "hs"
     over = [
@@ -180,15 +181,23 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
     ]
     for o in over:
         args += ["--train-override", o]
-    assert main(args) == 0
+    assert main([*args, "--stage", "train"]) == 0  # a stage at a time: data and training
+    assert not (work / "result.json").exists()
+    first = json.loads((work / "stage_minutes.json").read_text())
+    assert set(first) == {"data", "train"} and all(m > 0 for m in first.values())
+    assert main(args) == 0  # the rest, found where the first invocation stopped
     r = json.loads((work / "result.json").read_text())
+    assert set(r["stage_minutes"]) == {"data", "train", "forecasts", "climate", "cost"}
+    assert r["stage_minutes"]["train"] < first["train"] + 0.05  # found done, not re-trained
+    assert r["wall_minutes"] == pytest.approx(sum(r["stage_minutes"].values()))
+    assert r["wall_minutes"] > r["wall_minutes_this_invocation"]
     free = r["forecasts"]["models"]["free"]
     assert set(free) == {f"{v}[{k}]" for v in "UVT" for k in range(4)} | {"PS"}
     assert len(free["PS"]["rmse"]) == 9 and np.isfinite(free["PS"]["acc"]).all()
     t21 = r["forecasts"]["models"]["t21"]["U[0]"]["rmse"]
     assert t21[0] < 0.5 and np.isfinite(t21).all()  # the T21 run starts from the T21 truth
     assert r["climate"]["bounded"] and r["climate"]["steps_run"] == 8
-    assert r["found_done"] == []  # a fresh work folder: this invocation made every stage
+    assert r["found_done"] == [n for n, _, _ in STAGES]  # the first invocation made them
     assert np.isfinite(r["climate"]["ke_spectrum_last"]["rollout"][1:]).all()
     cost = r["cost"]
     assert set(cost) == {"emulator", "emulator_fp32", "emulator_with_start_up", "dycore_T21"}
