@@ -206,6 +206,7 @@ def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precis
     the first test state, as the dycore is timed after its compilation; the writer, like the
     dycore's output, is left out (the climate rollout's cost includes both)."""
     from screamcast.config.inference import InferenceConfig
+    from screamcast.rollout.advance import advance
     from screamcast.rollout.plan import plan_rollout
     from screamcast.rollout.rollout_step import build_guard, build_step
     from screamcast.rollout.stepper import GlobalStepper, StepperConfig
@@ -226,15 +227,16 @@ def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precis
     plan = plan_rollout(InferenceConfig.from_keys(keys))
     config = StepperConfig.of(plan.config.stepper, "cpu")
     stepper = GlobalStepper(plan.pipeline(), plan.layout(), plan.static_fields, config)
-    step, guard, t = build_step(plan, stepper), build_guard(plan), plan.out_times
     x = torch.as_tensor(plan.initial[: len(plan.prog)])  # (C, 6, n, n)
-    for k in range(steps + 1):
+    warm = []
+
+    def emit(k: int, y: torch.Tensor) -> None:
         if k == 1:
-            t0 = time.perf_counter()  # after the first step: warm
-        out = step(x[None], t[k], t[k + 1])
-        guard.check(out.fields()[0], k + 1, t[k + 1])
-        x = out.prognostic[0]
-    return (time.perf_counter() - t0) / (steps / 4.0)
+            warm.append(time.perf_counter())  # after the first step: warm
+
+    step, guard = build_step(plan, stepper), build_guard(plan)
+    advance(step, guard, x, plan.out_times, range(steps + 1), emit)
+    return (time.perf_counter() - warm[0]) / (steps / 4.0)
 
 
 def cost(climate_result: dict, truncation: int, days: float, emulator: dict, fastest: str) -> dict:

@@ -63,6 +63,11 @@ def _check_value(value, hint, key: str, where: str):
         return dict(value)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if hint is float and isinstance(value, str):  # YAML 1.1 reads 1e-9 (no dot) as a string
+        try:
+            return float(value)
+        except ValueError:
+            pass
     if hint is int and isinstance(value, bool) or not isinstance(value, hint):
         name = getattr(hint, "__name__", str(hint))
         raise ConfigError(f"{where}: {{{key}}} must be a {name}, got {value!r}", key)

@@ -30,8 +30,11 @@ def plot_zonal(path: Path, model: dict, truth: dict) -> Path:
         a, b = model[key], truth[key]  # (layers, bands)
         lo, hi = np.nanmin([a.min(), b.min()]), np.nanmax([a.max(), b.max()])
         d = np.abs(a - b).max() or 1.0
-        panels = (("truth", b, "viridis", lo, hi), ("rollout", a, "viridis", lo, hi),
-                  ("rollout - truth", a - b, "RdBu_r", -d, d))  # fmt: skip
+        panels = (
+            ("truth", b, "viridis", lo, hi),
+            ("rollout", a, "viridis", lo, hi),
+            ("rollout - truth", a - b, "RdBu_r", -d, d),
+        )
         for ax, (title, z, cmap, vmin, vmax) in zip(axes[row], panels, strict=True):
             layers = np.arange(z.shape[0] + 1) - 0.5
             m = ax.pcolormesh(BANDS, layers, z, cmap=cmap, vmin=vmin, vmax=vmax)

@@ -23,9 +23,12 @@ SPECTRUM_TIMES = 12  # truth times (evenly spaced) its mean spectrum is taken ov
 def open_cube(path: str | Path, storage_options: dict | None = None) -> xr.Dataset:
     """A store or rollout output with its 3-D variables on their levels ``(time, lev, 6, n, n)``."""
     ds = xr.open_zarr(
-        str(path), chunks=None, decode_times=DECODER, consolidated=False,
+        str(path),
+        chunks=None,
+        decode_times=DECODER,
+        consolidated=False,
         storage_options=storage_options or None,
-    )  # fmt: skip
+    )
     return unstack(ds)
 
 
@@ -58,9 +61,13 @@ def ke_spectra(out: xr.Dataset, truth: xr.Dataset, last: int, names=("U", "V", "
 
 
 def climate_report(
-    output: str, truth: str, report: str | Path, storage_options=None,
-    names: tuple[str, str, str] = ("U", "V", "T"), figures: bool = True,
-) -> dict:  # fmt: skip
+    output: str,
+    truth: str,
+    report: str | Path,
+    storage_options=None,
+    names: tuple[str, str, str] = ("U", "V", "T"),
+    figures: bool = True,
+) -> dict:
     """Write ``climate.md`` (and its figures) into ``report``; returns the numbers."""
     out, ref = open_cube(output, storage_options), open_cube(truth, storage_options)
     _check(out, names, f"output {output}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from screamcast.step.reduction import LocalReduction
+
 
 class Exchange:
     def __init__(self, rank: int, world: int, device: torch.device | str = "cpu"):
@@ -64,6 +66,28 @@ class Exchange:
 
     def barrier(self) -> None:
         dist.barrier()
+
+    def gather(self, value) -> list:
+        """Every rank's ``value`` (a few numbers), in rank order, on every rank."""
+        every = [None] * self.world
+        dist.all_gather_object(every, value)
+        return every
+
+
+class LocalExchange(LocalReduction):
+    """The exchange of one rank that holds the whole globe: nothing to send, every
+    reduction its own value (the rollout's driver is the same for 1 and N ranks)."""
+
+    rank, world, sent_bytes = 0, 1, 0
+
+    def reset(self) -> None:
+        pass
+
+    def barrier(self) -> None:
+        pass
+
+    def gather(self, value) -> list:
+        return [value]
 
 
 class Transfers:

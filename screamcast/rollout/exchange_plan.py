@@ -91,11 +91,22 @@ class ExchangePlan:
         rows, cols = own.covering_tiles(rank, 0), own.covering_tiles(rank, 1)
         origin = (top + H - rows.start * T, left + H - cols.start * T)
         return cls(
-            rank, world, block, send, to_local.counts,
-            fill_pos, to_local.values(edge), ring_pos,
-            to_local.values(layout.ring_sources[ring]), layout.ring_weights[ring],
-            rows, cols, origin, *_overlap(layout, own, rank), *_adjoint(layout, own, rank),
-        )  # fmt: skip
+            rank,
+            world,
+            block,
+            send,
+            to_local.counts,
+            fill_pos,
+            to_local.values(edge),
+            ring_pos,
+            to_local.values(layout.ring_sources[ring]),
+            layout.ring_weights[ring],
+            rows,
+            cols,
+            origin,
+            *_overlap(layout, own, rank),
+            *_adjoint(layout, own, rank),
+        )
 
     def halo_bytes(self, channels: int, itemsize: int = 4) -> int:
         """Bytes this rank sends in the halo exchange of one step."""

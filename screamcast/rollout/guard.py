@@ -137,8 +137,10 @@ class Guard:
 
     def check(self, y: torch.Tensor, step: int, time) -> Trip | None:
         """The first bound ``y`` breaks (channels in order), or None; warns once per channel
-        and test under ``action: warn``, stops nothing itself (the caller raises)."""
+        and test under ``action: warn``, stops nothing itself (the caller raises). ``y`` on
+        any device: checked on the guard's (a training free run's states are on the GPU)."""
         c = self.config
+        y = y.to(self.area.device)
         bad = ~torch.isfinite(y).flatten(1).all(1)  # (V,)
         if self.reduction.any(bool(bad.any())):
             names = [self.names[i] for i in torch.nonzero(bad).flatten().tolist()]
@@ -149,11 +151,15 @@ class Guard:
         gmean, spread, (smallest, largest) = self.moments(y)
         mu, sd, f = self.mean, self.std, c.spread_factor
         tests = [
-            ("global mean", gmean, (gmean - mu).abs() > c.mean_sigmas * sd,
-             lambda i: f"{mu[i]:.6g} +- {c.mean_sigmas:g} x {sd[i]:.4g}"),
+            (
+                "global mean",
+                gmean,
+                (gmean - mu).abs() > c.mean_sigmas * sd,
+                lambda i: f"{mu[i]:.6g} +- {c.mean_sigmas:g} x {sd[i]:.4g}",
+            ),
             ("spread", spread, spread > f * sd, lambda i: f"[0, {f:g} x {sd[i]:.4g}]"),
             *self.extreme_tests(smallest, largest),
-        ]  # fmt: skip
+        ]
         for what, value, broken, bound in tests:
             for i in torch.nonzero(broken).flatten().tolist():
                 trip = Trip(step, str(time), self.names[i], what, float(value[i]), bound(i))

@@ -72,10 +72,14 @@ def initial_store(c: InferenceConfig, desc, prog, static) -> xr.Dataset:
     ic, stores = c.initial_condition, c.stores
     ds = keyed_store_errors(
         lambda: open_store(
-            ic.data, stores.storage_options, prog, static, desc.grid.n,
+            ic.data,
+            stores.storage_options,
+            prog,
+            static,
+            desc.grid.n,
             assume_grid=stores.assume_grid,
         )
-    )  # fmt: skip
+    )
     grid = dataset_grid(ds)
     if grid.name != desc.grid.name:
         raise RolloutError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import json
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -271,7 +272,7 @@ def plan_rollout(
     out_times = np.array([times[i0] + k * dt for k in range(o.steps + 1)])  # in its calendar
     climatology = _climatology(c, prog + diag, ds, out_times, grid)
     corrector = _corrector(c, prog, dt, ds, out_times)
-    try:
+    with _closed_on_error(corrector):
         attrs = _attrs(c, desc, ckpt.sha256, out_times, dt, corrector)
         keys = _resume_keys(corrector)
         if action == "resume":
@@ -279,20 +280,52 @@ def plan_rollout(
         fresh = action != "resume" and read_initial
         initial = initial_state(ds, prog, diag, i0, ic.data) if fresh else None
         static_fields = read_static_fields(ds, static, desc.grid.n, ic.data)
+    return RolloutPlan(
+        config=c,
+        checkpoint=ckpt,
+        cfg=_model_config(desc, attrs),
+        prog=prog,
+        diag=diag,
+        static=static,
+        ds=ds,
+        grid=grid,
+        out_times=out_times,
+        dt=dt,
+        corrector=corrector,
+        attrs=attrs,
+        resume_keys=keys,
+        var_attrs={v: dict(ds[v].attrs) for v in prog + diag if v in ds},
+        output=path,
+        action=action,
+        initial=initial,
+        static_fields=static_fields,
+        levels=_levels(ds, prog + diag),
+        climatology=climatology,
+        start_index=i0,
+    )
+
+
+@contextmanager
+def _closed_on_error(corrector: Corrector | None):
+    """Close the nudging's reference (its open store) when planning fails after opening it."""
+    try:
+        yield
     except BaseException:
         if corrector is not None:
             corrector.close()
         raise
-    levels = {
-        v: level_coordinate(ds, v) for v, m in grouped(prog + diag).items() if m[0][1] is not None
-    }
-    var_attrs = {v: dict(ds[v].attrs) for v in prog + diag if v in ds}
+
+
+def _levels(ds: xr.Dataset, names: list[str]) -> dict:
+    """The 3-D variables' level coordinates ``{var: (dim, values, attrs)}``."""
+    return {v: level_coordinate(ds, v) for v, m in grouped(names).items() if m[0][1] is not None}
+
+
+def _model_config(desc, attrs: dict) -> DictConfig:
+    """Training's config, with the step's dissipation (the inference config's or training's)."""
     cfg = OmegaConf.create(desc.config)
-    cfg.model.hyperdiffusion = attrs["hyperdiffusion"]  # the step's: the config's or training's
-    return RolloutPlan(
-        c, ckpt, cfg, prog, diag, static, ds, grid, out_times, dt, corrector, attrs, keys,
-        var_attrs, path, action, initial, static_fields, levels, climatology, i0,
-    )  # fmt: skip
+    cfg.model.hyperdiffusion = attrs["hyperdiffusion"]
+    return cfg
 
 
 def _climatology(c: InferenceConfig, variables, ds, out_times, grid) -> np.ndarray | None:

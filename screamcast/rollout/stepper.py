@@ -89,6 +89,8 @@ class StepperConfig:
 
 
 class GlobalStepper:
+    seconds: dict = {}  # the parts of its steps it times (a domain stepper's: its exchanges)
+
     def __init__(
         self,
         pipeline: Pipeline,

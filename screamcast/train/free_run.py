@@ -24,6 +24,7 @@ import torch
 from screamcast.config.inference import GuardSection
 from screamcast.data.calendar import seconds
 from screamcast.data.zonal_climate import ZonalStats, compare
+from screamcast.rollout.advance import GuardStop, advance
 from screamcast.rollout.guard import Guard, Trip
 from screamcast.step.step import Step
 
@@ -117,16 +118,25 @@ class FreeRun:
     @torch.no_grad()
     def __call__(self, x: torch.Tensor, t0, probe=None, stats=None) -> tuple[float, Trip | None]:
         """Days held and the trip (None: held them all); with ``probe``, every ``probe.every``
-        steps of the run (before any trip) go into ``stats``."""
-        C = x.shape[1]
-        for j in range(self.steps):
-            t0s = np.array([t0 + j * self.dt], dtype=object)  # (1,) the step's times
-            t1s = np.array([t0 + (j + 1) * self.dt], dtype=object)
-            y = self.step(x, t0s, t1s).fields()  # (1, C + D, 6, n, n)
-            trip = self.guard.check(y[0].float().cpu(), j + 1, t1s[0])
-            if trip is not None:  # step j + 1 left physics: j steps held
-                return j * self.dt_days, trip
-            if probe is not None and (j + 1) % probe.every == 0:
-                probe.add(stats, y[0])
-            x = y[:, :C]
+        steps of the run (before any trip) go into ``stats``. The rollout's loop
+        (:func:`~screamcast.rollout.advance.advance`) drives it."""
+        times = np.array([t0 + j * self.dt for j in range(self.steps + 1)], dtype=object)
+
+        def emit(k: int, y: torch.Tensor) -> None:  # y (C + D, 6, n, n), guarded
+            if probe is not None and k % probe.every == 0:
+                probe.add(stats, y)
+
+        try:
+            advance(one_cube(self.step), self.guard, x[0], times, range(self.steps), emit)
+        except GuardStop as stop:  # step k left physics: k - 1 steps held
+            return (stop.trip.step - 1) * self.dt_days, stop.trip
         return self.steps * self.dt_days, None
+
+
+def one_cube(step: Step):
+    """``step`` (each cube's times, as training batches them) on one cube with its times."""
+
+    def stepped(x: torch.Tensor, t0, t1):  # x (1, C, 6, n, n)
+        return step(x, np.array([t0], dtype=object), np.array([t1], dtype=object))
+
+    return stepped

@@ -27,9 +27,10 @@ sys.path.insert(0, str(ROOT))
 def main(argv=None) -> int:
     from benchmarks.harness import interleaved_many, provenance
     from screamcast.config.inference import InferenceConfig
+    from screamcast.rollout.driver import Part
+    from screamcast.rollout.exchange import LocalExchange
     from screamcast.rollout.plan import plan_rollout
     from screamcast.rollout.rollout_step import build_guard, build_step
-    from screamcast.rollout.run import _stepper
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--checkpoint", required=True)
@@ -43,7 +44,7 @@ def main(argv=None) -> int:
         "output.progress": False, "stepper.halo_adjoint": True, "stepper.batch_size": 10**4,
     }  # fmt: skip
     plan = plan_rollout(InferenceConfig.from_keys(keys))
-    stepper = _stepper(plan, "cpu")
+    stepper = Part(plan, LocalExchange()).stepper("cpu")
     step, guard = build_step(plan, stepper), build_guard(plan)
     x = torch.as_tensor(plan.initial[: len(plan.prog)])
     t0, t1 = plan.out_times[:2]

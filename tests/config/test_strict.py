@@ -42,3 +42,15 @@ def test_the_inference_config_refuses_numbers_for_variable_names():
     assert "nudging.variables" in str(err.value) and "must be a str, got 1" in str(err.value)
     config, _ = InferenceConfig.load(None, ["nudging.variables=[u,v]"])
     assert config.nudging.variables == ["u", "v"]
+
+
+def test_a_float_written_without_a_dot_is_a_float():
+    """YAML 1.1 (PyYAML) reads ``1e-9`` as a string: a float setting takes it as the number a
+    user wrote (``guard.mean_sigmas=1e-9`` was refused), and still refuses a word."""
+    from screamcast.config.strict import load
+
+    got, _ = load(InferenceConfig, None, ["guard.mean_sigmas=1e-9", "nudging.tau_hours=3E+1"])
+    assert got.guard.mean_sigmas == 1e-9 and got.nudging.tau_hours == 30.0
+    assert from_dict(Section, {"tau": "2.5e-3"}, "x.yaml").tau == 0.0025
+    with pytest.raises(ConfigError, match=r"tau must be a float, got 'soon'"):
+        from_dict(Section, {"tau": "soon"}, "x.yaml")

@@ -320,3 +320,21 @@ def test_two_ranks_nudged_toward_a_latlon_reference_read_their_boxes_and_equal_o
     for v in VARIABLES:
         np.testing.assert_allclose(y[v].values, x[v].values, rtol=1e-5, atol=1e-5, err_msg=v)
     assert y.attrs["complete_steps"] == 3
+
+
+@pytest.mark.distributed
+def test_a_replacement_the_guard_stops_on_two_ranks_keeps_the_old_output_and_no_staging(
+    tiny_checkpoint, tiny_store, tmp_path
+):
+    """One driver, one lifecycle: as on one rank, an --overwrite run on 2 ranks that its guard
+    stops leaves the output it was to replace whole and removes its own staging store."""
+    out = tmp_path / "o.zarr"
+    run(ranks(2, args(tiny_checkpoint, tiny_store, out, steps=2)))
+    before, names = open_out(out)["u"].values.tobytes(), sorted(tmp_path.iterdir())
+    tight = ["--overwrite", "guard.mean_sigmas=1e-9"]  # any global mean off the training's trips
+    argv = args(tiny_checkpoint, tiny_store, out, *tight, steps=3)
+    done = subprocess.run(ranks(2, argv), env=ENV, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "left physics" in done.stderr, done.stderr[-3000:]
+    assert open_out(out)["u"].values.tobytes() == before
+    assert zarr.open_group(out, mode="r").attrs["complete_steps"] == 3
+    assert sorted(tmp_path.iterdir()) == names  # no staging store left beside them

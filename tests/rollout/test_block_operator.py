@@ -237,3 +237,18 @@ def test_the_domain_step_with_its_exchange_hidden_equals_one_rank(world, overlap
     run_ranks(world, body)
     assert torch.equal(whole, want)
     assert all(w["forward"] > 0 for w in waits)
+
+
+@pytest.mark.parametrize("world", [12, 48])  # bands (1 x 2 tiles) and 1 x 2 blocks of a face
+def test_picked_tiles_are_those_of_the_whole_cut_on_blocks_that_are_not_square(world):
+    """The overlapped step cuts its interior and then its outer tiles by index: on a block
+    with more tile columns than rows, each index must still find its own window."""
+    layout = TileLayout(PhysicsGrid.for_face_size(32), 8, 4)
+    plan = ExchangePlan.build(layout, 1, world)
+    op = BlockOperator(HaloOperator(layout), plan, None)
+    assert op.rows != op.cols
+    F, h, w = op.F, op.h + 2 * layout.halo, op.w + 2 * layout.halo
+    slab = torch.arange(3 * F * h * w, dtype=torch.float32).view(3, F, h, w)
+    every = op.cut(slab)  # (F rows cols, C, S, S)
+    which = torch.arange(len(every)).flip(0)
+    assert torch.equal(op.cut(slab, which), every[which])

@@ -55,4 +55,4 @@ class Corrector(Protocol):
     # Optional, for several ranks: ``restrict(rank, blocks, tile, exchange) -> Corrector``,
     # this corrector on one rank's block (its ``apply`` then takes ``(C, F, h, w)``). A
     # corrector without it is refused on several ranks before anything is written
-    # (rollout/parallel_run.py); Relaxation has it.
+    # (rollout/driver.py); Relaxation has it.

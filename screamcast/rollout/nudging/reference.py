@@ -56,8 +56,11 @@ class ReferenceSeries:
         ``cols`` (one rank's block, in the reference's cells), so the rank reads only their
         chunks; its targets are ``(V, F, c, d)`` and its messages name the block."""
         ref = self.reference
-        part = ref.isel(face=slice(faces.start, faces.stop), y=slice(rows.start, rows.stop),
-                        x=slice(cols.start, cols.stop))  # fmt: skip
+        part = ref.isel(
+            face=slice(faces.start, faces.stop),
+            y=slice(rows.start, rows.stop),
+            x=slice(cols.start, cols.stop),
+        )
         where = f"faces {faces.start} to {faces.stop - 1}"
         if part.sizes["y"] != ref.sizes["y"] or part.sizes["x"] != ref.sizes["x"]:
             where += f", rows {rows.start} to {rows.stop - 1}, columns {cols.start} to "
@@ -71,10 +74,13 @@ class ReferenceSeries:
         that it reads only those chunks; its targets are ``(V, rows, columns)``."""
         part = self.reference.isel(lat=lat, lon=lon)
         lons = part["lon"].values
-        where = (f"lat {part['lat'].values[0]:g} to {part['lat'].values[-1]:g}, lon "
-                 f"{lons[0]:g} to {lons[-1]:g}")  # fmt: skip
-        return ReferenceSeries(part, self.variables, f"{self.name} ({where})",
-                               self.time_interpolation)  # fmt: skip
+        where = (
+            f"lat {part['lat'].values[0]:g} to {part['lat'].values[-1]:g}, lon "
+            f"{lons[0]:g} to {lons[-1]:g}"
+        )
+        return ReferenceSeries(
+            part, self.variables, f"{self.name} ({where})", self.time_interpolation
+        )
 
     def check_covers(self, first: object, last: object) -> None:
         if first < self.times[0] or last > self.times[-1]:

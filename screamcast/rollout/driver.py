@@ -1,0 +1,340 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The rollout's one driver, for one rank or many: one output lifecycle, one resume.
+
+Each rank steps, corrects and writes its own part of the globe (one rank: all of it; several:
+a block, :mod:`screamcast.rollout.domain`, its borders exchanged). What changes with the rank
+count is only what the exchange does (:class:`~screamcast.rollout.exchange.LocalExchange` on
+one rank: nothing) and which stepper steps the part.
+
+The output's guarantees (:mod:`screamcast.rollout.output`): rank 0 holds the lock and creates
+the store in the staging directory; every rank writes its part of the initial step, then rank
+0 publishes the store (a new output appears with its first step on disk); a step counts as
+complete (``complete_steps``) only once every rank's part of it is on disk; a replaced output
+stays until the new one is complete. ``scores`` (an aggregator: ``record(step, time,
+fields)``) is fed every step on one rank; on several, the caller scores the finished output.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+
+import numpy as np
+import torch
+
+from screamcast.data.calendar import seconds
+from screamcast.file_lock import FileLock
+from screamcast.replace_dir import publish
+from screamcast.rollout import output as out
+from screamcast.rollout.advance import GuardStop, advance
+from screamcast.rollout.domain import blocks, chunk_shape
+from screamcast.rollout.exchange_plan import ExchangePlan
+from screamcast.rollout.plan import RolloutError, RolloutPlan
+from screamcast.rollout.rollout_step import build_guard, build_step
+from screamcast.rollout.stepper import GlobalStepper, StepperConfig
+from screamcast.rollout.writer import RolloutWriter
+
+
+class StoppedByGuard(RolloutError):
+    """The guard stopped the run (every rank at the same step: the guard reduces first)."""
+
+
+class Part:
+    """This rank's part of the globe: ``region`` ``(faces, rows, cols)`` (None: the globe)."""
+
+    def __init__(self, plan: RolloutPlan, exchange):
+        self.plan, self.exchange = plan, exchange
+        self.rank, self.world = exchange.rank, exchange.world
+        self.layout = plan.layout()
+        self.blocks, self.region, self.chunks = None, None, None  # one rank: the globe
+        if self.world > 1:
+            self.blocks = ExchangePlan.build(self.layout, self.rank, self.world)
+            self.region = self.blocks.block.region(self.layout.tile)
+            self.chunks = chunk_shape(self.world, self.layout)  # every block whole chunks
+
+    def writer(self, path=None, whole: bool = False) -> RolloutWriter:
+        """This part's writer (``whole``: the store's, which creates it; one rank's writer
+        counts each step complete itself once it is written)."""
+        return self.plan.writer(path, None if whole else self.region, self.chunks)
+
+    def stepper(self, device: str) -> GlobalStepper:
+        plan, config = self.plan, StepperConfig.of(self.plan.config.stepper, device)
+        if self.world == 1:
+            return GlobalStepper(plan.pipeline(), self.layout, plan.static_fields, config)
+        from screamcast.rollout.domain_stepper import DomainStepper
+
+        return DomainStepper(
+            plan.pipeline(), self.layout, plan.static_fields, config, self.blocks, self.exchange
+        )
+
+    def nudging(self):
+        """The plan's corrector on this part (its ``restrict`` on several ranks)."""
+        corrector = self.plan.corrector
+        if corrector is None or self.world == 1:
+            return corrector
+        every = blocks(self.world, self.layout.tiles_per_side)
+        return corrector.restrict(self.rank, every, self.layout.tile, self.exchange)
+
+    def initial(self) -> np.ndarray | None:
+        """The initial state of this part (None for a resume), read and checked."""
+        if self.plan.action == "resume":
+            return None
+        if self.region is None and self.plan.initial is not None:
+            return self.plan.initial
+        return self.plan.initial_state(self.region)
+
+    def commit_previous(self, writer: RolloutWriter, k: int) -> None:
+        """Once every rank's part of step ``k`` is written, rank 0 counts it complete (one
+        rank's writer counts each step itself once it is written)."""
+        writer.flush()
+        if self.region is None:
+            return
+        self.exchange.barrier()
+        if self.rank == 0:
+            writer.commit(k)
+
+
+def check_restrict(plan: RolloutPlan, world: int) -> None:
+    """A nudging method without ``restrict`` is refused on several ranks before anything is
+    written (every rank sees the same plan)."""
+    if world > 1 and plan.corrector is not None:
+        if not callable(getattr(plan.corrector, "restrict", None)):
+            raise RolloutError(
+                f"nudging method {plan.config.nudging.method!r} does not run on several ranks "
+                "(it has no restrict(rank, blocks, tile, exchange)): run it on one rank"
+            )
+
+
+def drive(plan: RolloutPlan, exchange, device: str, scores=None) -> dict:
+    """Run (or resume) ``plan`` as ``exchange.rank`` of ``exchange.world``; returns this
+    rank's numbers (``steps_run``, ``wall_s``, the exchanges' bytes and time)."""
+    check_restrict(plan, exchange.world)
+    part = Part(plan, exchange)
+    lock = FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True)
+    initial, failure = None, None
+    try:  # each rank reads (and checks) the initial state of its part only
+        initial = part.initial()
+    except Exception as err:  # every rank stops: told by the flag below
+        failure = err
+    if part.rank == 0 and failure is None:
+        try:
+            lock.acquire()
+            _prepare(part)
+        except Exception as err:
+            failure = err
+    if exchange.any(failure is not None):
+        lock.release()
+        if failure is not None:
+            raise failure
+        raise RolloutError("another rank could not start the rollout (its error is on its stderr)")
+    try:
+        stats = _run(part, initial, device, scores)
+        every = exchange.gather(stats)  # a few numbers per rank
+        if part.rank == 0:
+            _finish(part, every)
+    except BaseException as err:
+        if part.rank == 0:
+            _discard_unfinished(part, err)
+        raise
+    finally:
+        if part.rank == 0:
+            out.consolidate(plan.output)
+        lock.release()
+    return stats
+
+
+def _prepare(part: Part) -> None:
+    """Rank 0 under the lock: the store every rank will write its part of (in the staging
+    directory), or the check that an output to resume fits the ranks' blocks."""
+    plan, o = part.plan, part.plan.config.output
+    action = out.check_existing(plan.output, o.resume, o.overwrite)  # again, under the lock
+    writer = part.writer(whole=True)
+    if action == "resume":
+        out.check_resume_settings(plan.output, plan.attrs, plan.resume_keys)
+        every = blocks(part.world, part.layout.tiles_per_side)
+        if part.world > 1 and not writer.chunked_for([b.region(part.layout.tile) for b in every]):
+            raise RolloutError(
+                f"cannot resume {plan.output} on {part.world} ranks: its chunks do not fit "
+                "their blocks (a chunk holds pixels of two ranks); resume it with the number "
+                "of ranks that wrote it"
+            )
+        return
+    out.discard_staging(plan.output)  # a killed run's leftovers
+    writer.path = out.staging_path(plan.output)
+    writer.create()
+    writer.close()
+
+
+def _finish(part: Part, every: list[dict]) -> None:
+    """Rank 0 once every rank is done: the exchanges' record, and a replaced output swapped
+    for the new one (the old one stayed until now)."""
+    output = part.plan.output
+    written = out.staging_path(output) if part.plan.action == "replace" else output
+    if part.world > 1:
+        _record_exchange(written, every)
+    if part.plan.action == "replace":
+        publish(written, output)
+
+
+def _discard_unfinished(part: Part, err: BaseException) -> None:
+    """After a failure, once no rank can be writing it (one rank, or every rank stopped at
+    the same guard trip): the staging store of a replacement, or of an output never
+    published, is removed (a killed run's are removed by the next run)."""
+    settled = part.world == 1 or isinstance(err, StoppedByGuard)
+    if settled and (part.plan.action == "replace" or not part.plan.output.exists()):
+        out.discard_staging(part.plan.output)
+
+
+def _run(part: Part, initial, device: str, scores) -> dict:
+    """Every rank: step its part to the end, writing it; each step committed once every
+    rank's part is on disk. Returns this rank's numbers."""
+    plan, rank, exchange = part.plan, part.rank, part.exchange
+    resume = plan.action == "resume"
+    target = plan.output if resume else out.staging_path(plan.output)
+    writer = part.writer(target)
+    k0, x = (
+        _resumed(part, writer, scores) if resume else _write_initial(part, writer, initial, scores)
+    )
+    stepper = part.stepper(device)
+    step = build_step(plan, stepper, part.nudging(), part.region, exchange)
+    guard = build_guard(plan, part.region, exchange)
+    steps, times = plan.config.output.steps, plan.out_times
+    emit = _Emit(part, writer, scores, k0)
+    exchange.reset()
+    t_wall = time.perf_counter()
+    try:
+        advance(step, guard, x, times, range(k0, steps), emit)
+        part.commit_previous(writer, steps)
+    except GuardStop as stop:  # every rank saw the same trip (the guard reduces first)
+        part.commit_previous(writer, stop.trip.step - 1)
+        if rank == 0:
+            writer.note_stop(stop.trip.record())
+        raise StoppedByGuard(stop.trip.message(plan.output)) from None
+    finally:
+        writer.close_quietly()
+        emit.close()
+    return _numbers(part, stepper, steps - k0, time.perf_counter() - t_wall, emit.writing)
+
+
+class _Emit:
+    """What each step's fields go to: this part's writer (the step before committed once
+    every rank's is on disk), ``scores`` (one rank) and rank 0's progress bar."""
+
+    def __init__(self, part: Part, writer: RolloutWriter, scores, k0: int):
+        self.part, self.writer, self.scores, self.k0 = part, writer, scores, k0
+        self.bar = _bar(part.plan.config, k0) if part.rank == 0 else None
+        self.writing, self.t0 = 0.0, time.perf_counter()
+
+    def __call__(self, k: int, y: torch.Tensor) -> None:
+        start, times = time.perf_counter(), self.part.plan.out_times
+        self.part.commit_previous(self.writer, k - 1)  # step k - 1: every rank's is on disk
+        self.writer.append(times[k], y.numpy())  # written while the next step runs
+        self.writing += time.perf_counter() - start
+        if self.scores is not None:
+            self.scores.record(k, times[k], y.numpy())
+        if self.bar is not None:
+            self.bar.update(1)
+            hours = (k - self.k0) * seconds(self.part.plan.dt) / 3600.0
+            rate = hours / (time.perf_counter() - self.t0)
+            self.bar.set_postfix(sim_h_per_wall_s=f"{rate:.1f}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _write_initial(part: Part, writer: RolloutWriter, initial, scores) -> tuple[int, torch.Tensor]:
+    """Every rank writes its part of the initial step into the staging store; once all are on
+    disk rank 0 commits it and, for a new output, publishes the store (a killed run leaves an
+    output that resumes); the ranks then write the published store."""
+    plan = part.plan
+    writer.append(plan.out_times[0], initial)
+    part.commit_previous(writer, 0)
+    if plan.action == "create":
+        if part.rank == 0:
+            publish(writer.path, plan.output)
+        part.exchange.barrier()
+        writer.close()
+        writer.path = plan.output
+    if scores is not None:
+        scores.record(0, plan.out_times[0], initial)
+    return 0, torch.as_tensor(initial[: len(plan.prog)])
+
+
+def _resumed(part: Part, writer: RolloutWriter, scores) -> tuple[int, torch.Tensor]:
+    """The step to continue from and this part's prognostic state there; one rank's
+    ``scores`` fed the steps already written."""
+    plan = part.plan
+    done, last_time, fields = writer.recover()
+    k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
+    if part.rank == 0:
+        writer.note_resume(done, plan.attrs["command"])
+    if scores is not None:  # the steps written before the interruption, one at a time
+        record_written(plan, scores, range(k0 + 1))
+    state = fields[: len(plan.prog)]
+    if part.region is not None:
+        state = state[(slice(None), *part.region)].copy()
+    return k0, torch.as_tensor(state)
+
+
+def record_written(plan: RolloutPlan, scores, steps: range) -> None:
+    """Feed ``scores`` the ``steps`` already in the output, one step in memory at a time."""
+    import xarray as xr
+
+    from screamcast.data.calendar import DECODER
+    from screamcast.data.channels import each_step
+
+    written = xr.open_zarr(plan.output, consolidated=False, decode_times=DECODER, chunks=None)
+    for k, fields in each_step(written, plan.prog + plan.diag, steps):
+        scores.record(k, plan.out_times[k], fields)
+
+
+def _numbers(part: Part, stepper, steps_run: int, wall: float, writing: float) -> dict:
+    """This rank's numbers: the exchanges' bytes, its time per part of the step, its memory."""
+    spent = stepper.seconds  # a domain stepper's parts (several ranks); one rank's: none
+    hours = steps_run * seconds(part.plan.dt) / 3600.0
+    return {
+        "sent_bytes": part.exchange.sent_bytes,
+        "steps_run": steps_run,
+        "wall_s": wall,
+        "sim_h_per_wall_s": hours / wall if wall > 0 else float("nan"),
+        "forward_s": spent.get("forward", 0.0),
+        "halo_wait_s": spent.get("halo_wait", 0.0),
+        "reassembly_s": spent.get("reassembly", 0.0),
+        "write_s": writing,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KB on Linux
+    }
+
+
+def _record_exchange(path, every: list[dict]) -> None:
+    """The output's ``ranks``, and per rank the bytes sent per step, the peak memory and the
+    step's seconds (this run's part)."""
+    import zarr
+
+    steps = max(s["steps_run"] for s in every) or 1
+    per_step = lambda key: [round(s[key] / steps, 5) for s in every]  # noqa: E731
+    zarr.open_group(path, mode="r+").attrs.update(
+        {
+            "ranks": len(every),
+            "exchange_bytes_per_step": [round(s["sent_bytes"] / steps) for s in every],
+            "peak_rss_mb_per_rank": [round(s["peak_rss_mb"], 1) for s in every],
+            # seconds per step: the whole step (writing included), the network's forwards, the
+            # wait for the halo exchange (what the forwards did not hide), the reassembly (with
+            # its exchanges) and the writing (with the barrier that commits the last step)
+            "step_s_per_rank": per_step("wall_s"),
+            "forward_s_per_rank": per_step("forward_s"),
+            "halo_wait_s_per_rank": per_step("halo_wait_s"),
+            "reassembly_s_per_rank": per_step("reassembly_s"),
+            "write_s_per_rank": per_step("write_s"),
+        }
+    )
+
+
+def _bar(config, k0: int):
+    if not config.output.progress:
+        return None
+    from tqdm import tqdm
+
+    total = config.output.steps
+    return tqdm(total=total, initial=k0, desc="rollout", unit="step", dynamic_ncols=True)
