@@ -125,6 +125,13 @@ FLAGS = (
     Flag("--device", "stepper.device", "cpu, cuda, cuda:1, ... (default cpu)"),
     Flag("--batch-size", "stepper.batch_size", "tiles per forward pass (default 16)", type=int),
     Flag(
+        "--threads",
+        "stepper.threads",
+        "torch's CPU threads (default 0: OMP_NUM_THREADS if set, else the cores other "
+        "processes leave idle)",
+        type=int,
+    ),
+    Flag(
         "--precision",
         "stepper.precision",
         "the network's arithmetic (auto: bf16 on CUDA; bf16 is also the fast path on CPUs "

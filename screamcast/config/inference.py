@@ -102,6 +102,8 @@ class StepperSection:
     halo_adjoint_cross_face: bool = False  # ... and across face edges (needs halo_adjoint)
     halo_adjoint_window: str | None = None  # the overlap-add's tile window (None: cosine)
     batch_size: int = 16  # tiles per forward pass
+    # torch's CPU threads; 0: OMP_NUM_THREADS if set, else the cores other processes leave idle
+    threads: int = 0
     device: str = "cpu"
     precision: str = "auto"  # the network's: auto (bf16 on CUDA), bf16 or fp32
     channels_last: bool = True  # the network's convolutions in NHWC
@@ -228,6 +230,11 @@ class InferenceConfig:
             raise ConfigError(
                 f"{{stepper.batch_size}} must be >= 1 (tiles per forward pass), got {s.batch_size}",
                 "stepper.batch_size",
+            )
+        if s.threads < 0:
+            raise ConfigError(
+                f"{{stepper.threads}} must be >= 0 (0: the idle cores), got {s.threads}",
+                "stepper.threads",
             )
         nu = s.hyperdiffusion
         if nu is not None and (isinstance(nu, bool) or not 0 <= nu <= MAX_HYPERDIFFUSION):
