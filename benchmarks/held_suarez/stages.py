@@ -206,7 +206,7 @@ def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precis
     the first test state, as the dycore is timed after its compilation; the writer, like the
     dycore's output, is left out (the climate rollout's cost includes both)."""
     from screamcast.config.inference import InferenceConfig
-    from screamcast.rollout.advance import advance
+    from screamcast.rollout.advance import GuardStop, advance
     from screamcast.rollout.plan import plan_rollout
     from screamcast.rollout.rollout_step import build_guard, build_step
     from screamcast.rollout.stepper import GlobalStepper, StepperConfig
@@ -228,15 +228,19 @@ def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precis
     config = StepperConfig.of(plan.config.stepper, "cpu")
     stepper = GlobalStepper(plan.pipeline(), plan.layout(), plan.static_fields, config)
     x = torch.as_tensor(plan.initial[: len(plan.prog)])  # (C, 6, n, n)
-    warm = []
+    marks = []  # each step's end; the first step (cold) is not timed
 
     def emit(k: int, y: torch.Tensor) -> None:
-        if k == 1:
-            warm.append(time.perf_counter())  # after the first step: warm
+        marks.append(time.perf_counter())
 
     step, guard = build_step(plan, stepper), build_guard(plan)
-    advance(step, guard, x, plan.out_times, range(steps + 1), emit)
-    return (time.perf_counter() - warm[0]) / (steps / 4.0)
+    try:
+        advance(step, guard, x, plan.out_times, range(steps + 1), emit)
+    except GuardStop:  # a non-finite state (the guard is off otherwise): the steps before it
+        pass
+    if len(marks) < 2:
+        return float("nan")
+    return (marks[-1] - marks[0]) / ((len(marks) - 1) / 4.0)
 
 
 def cost(climate_result: dict, truncation: int, days: float, emulator: dict, fastest: str) -> dict:

@@ -11,6 +11,7 @@ scalars, so ``[u, v]`` is a list and ``null`` is None.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from pathlib import Path
@@ -39,6 +40,11 @@ def _fields(cls) -> dict[str, dataclasses.Field]:
     return {f.name: f for f in dataclasses.fields(cls)}
 
 
+# a finite number in exponent notation (YAML 1.1 reads 1e-9 as a string, 1.0e-9 as a float);
+# not inf, nan, 1_000 or padded text, which Python's float() would also take
+_DOTLESS_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+")
+
+
 def _hints(cls) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
@@ -63,11 +69,8 @@ def _check_value(value, hint, key: str, where: str):
         return dict(value)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if hint is float and isinstance(value, str):  # YAML 1.1 reads 1e-9 (no dot) as a string
-        try:
-            return float(value)
-        except ValueError:
-            pass
+    if hint is float and isinstance(value, str) and _DOTLESS_FLOAT.fullmatch(value):
+        return float(value)  # YAML 1.1 reads 1e-9 (no dot) as a string
     if hint is int and isinstance(value, bool) or not isinstance(value, hint):
         name = getattr(hint, "__name__", str(hint))
         raise ConfigError(f"{where}: {{{key}}} must be a {name}, got {value!r}", key)

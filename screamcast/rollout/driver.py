@@ -17,6 +17,7 @@ fields)``) is fed every step on one rank; on several, the caller scores the fini
 
 from __future__ import annotations
 
+import dataclasses
 import resource
 import time
 
@@ -117,10 +118,11 @@ def drive(plan: RolloutPlan, exchange, device: str, scores=None) -> dict:
         initial = part.initial()
     except Exception as err:  # every rank stops: told by the flag below
         failure = err
+    action = None
     if part.rank == 0 and failure is None:
         try:
             lock.acquire()
-            _prepare(part)
+            action = _prepare(part)
         except Exception as err:
             failure = err
     if exchange.any(failure is not None):
@@ -128,6 +130,9 @@ def drive(plan: RolloutPlan, exchange, device: str, scores=None) -> dict:
         if failure is not None:
             raise failure
         raise RolloutError("another rank could not start the rollout (its error is on its stderr)")
+    # what rank 0 found under the lock (another run may have made or moved the output since
+    # the plan was made): every rank follows it
+    plan = part.plan = dataclasses.replace(plan, action=exchange.gather(action)[0])
     try:
         stats = _run(part, initial, device, scores)
         every = exchange.gather(stats)  # a few numbers per rank
@@ -144,9 +149,10 @@ def drive(plan: RolloutPlan, exchange, device: str, scores=None) -> dict:
     return stats
 
 
-def _prepare(part: Part) -> None:
+def _prepare(part: Part) -> str:
     """Rank 0 under the lock: the store every rank will write its part of (in the staging
-    directory), or the check that an output to resume fits the ranks' blocks."""
+    directory), or the check that an output to resume fits the ranks' blocks. Returns what
+    the run does to the output (create, replace or resume), decided under the lock."""
     plan, o = part.plan, part.plan.config.output
     action = out.check_existing(plan.output, o.resume, o.overwrite)  # again, under the lock
     writer = part.writer(whole=True)
@@ -159,11 +165,17 @@ def _prepare(part: Part) -> None:
                 "their blocks (a chunk holds pixels of two ranks); resume it with the number "
                 "of ranks that wrote it"
             )
-        return
+        return action
     out.discard_staging(plan.output)  # a killed run's leftovers
     writer.path = out.staging_path(plan.output)
-    writer.create()
-    writer.close()
+    try:
+        writer.create()
+        writer.close()
+    except BaseException:  # no rank has written it yet: nothing of it is kept
+        writer.close_quietly()
+        out.discard_staging(plan.output)
+        raise
+    return action
 
 
 def _finish(part: Part, every: list[dict]) -> None:

@@ -54,3 +54,10 @@ def test_a_float_written_without_a_dot_is_a_float():
     assert from_dict(Section, {"tau": "2.5e-3"}, "x.yaml").tau == 0.0025
     with pytest.raises(ConfigError, match=r"tau must be a float, got 'soon'"):
         from_dict(Section, {"tau": "soon"}, "x.yaml")
+
+
+@pytest.mark.parametrize("text", ["inf", "nan", "1_000", " 1e-9", "1e-9 ", "0x10"])
+def test_only_a_number_in_exponent_notation_is_read_from_a_string(text):
+    """``inf`` would turn a guard test off unseen: refused like any word."""
+    with pytest.raises(ConfigError, match=r"tau must be a float"):
+        from_dict(Section, {"tau": text}, "x.yaml")
