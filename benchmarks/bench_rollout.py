@@ -39,7 +39,7 @@ from screamcast.rollout.advance import advance
 from screamcast.rollout.guard import Guard
 from screamcast.rollout.nudging.relaxation import Relaxation
 from screamcast.rollout.stepper import GlobalStepper, Reassembly, StepperConfig
-from screamcast.rollout.threads import choose_threads
+from screamcast.rollout.threads import rollout_threads
 from screamcast.rollout.writer import RolloutWriter
 from screamcast.sources.synthetic import write_store
 from screamcast.step.step import Step
@@ -128,13 +128,10 @@ def _measure(s: dict, steps: int) -> tuple[list, ...]:
 def run(quick: bool = False, n: int = 48, tile: int = 16, halo: int = 8):
     tmp = Path(tempfile.mkdtemp(prefix="bench-rollout-"))
     steps = 6 if quick else 24
-    threads, why = choose_threads(0)  # the rollout's default (loaded machine: fewer)
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        cand, base, over, writes, rss = _measure(_setup(tmp, n, tile, halo), steps)
+    try:  # on the rollout's default threads (a loaded machine: fewer)
+        with rollout_threads(0) as (threads, why):
+            cand, base, over, writes, rss = _measure(_setup(tmp, n, tile, halo), steps)
     finally:
-        torch.set_num_threads(before)
         shutil.rmtree(tmp)
     warm = steps // 3
     half = warm // 2

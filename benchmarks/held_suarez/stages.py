@@ -207,9 +207,10 @@ def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precis
     dycore's output, is left out (the climate rollout's cost includes both)."""
     from screamcast.config.inference import InferenceConfig
     from screamcast.rollout.advance import GuardStop, advance
+    from screamcast.rollout.driver import Part
+    from screamcast.rollout.exchange import LocalExchange
     from screamcast.rollout.plan import plan_rollout
     from screamcast.rollout.rollout_step import build_guard, build_step
-    from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 
     steps = max(int(round(days * 4)), 1)
     keys = {
@@ -225,8 +226,7 @@ def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precis
         "guard.action": "off",  # a cost, not a climate
     }
     plan = plan_rollout(InferenceConfig.from_keys(keys))
-    config = StepperConfig.of(plan.config.stepper, "cpu")
-    stepper = GlobalStepper(plan.pipeline(), plan.layout(), plan.static_fields, config)
+    stepper = Part(plan, LocalExchange()).stepper("cpu")  # the rollout's, on one rank
     x = torch.as_tensor(plan.initial[: len(plan.prog)])  # (C, 6, n, n)
     marks = []  # each step's end; the first step (cold) is not timed
 

@@ -48,10 +48,11 @@ class Part:
         self.plan, self.exchange = plan, exchange
         self.rank, self.world = exchange.rank, exchange.world
         self.layout = plan.layout()
-        self.blocks, self.region, self.chunks = None, None, None  # one rank: the globe
+        self.exchanges, self.region, self.chunks = None, None, None  # one rank: the globe
+        self.blocks = blocks(self.world, self.layout.tiles_per_side)  # every rank's
         if self.world > 1:
-            self.blocks = ExchangePlan.build(self.layout, self.rank, self.world)
-            self.region = self.blocks.block.region(self.layout.tile)
+            self.exchanges = ExchangePlan.build(self.layout, self.rank, self.world)
+            self.region = self.exchanges.block.region(self.layout.tile)
             self.chunks = chunk_shape(self.world, self.layout)  # every block whole chunks
 
     def writer(self, path=None, whole: bool = False) -> RolloutWriter:
@@ -66,7 +67,7 @@ class Part:
         from screamcast.rollout.domain_stepper import DomainStepper
 
         return DomainStepper(
-            plan.pipeline(), self.layout, plan.static_fields, config, self.blocks, self.exchange
+            plan.pipeline(), self.layout, plan.static_fields, config, self.exchanges, self.exchange
         )
 
     def nudging(self):
@@ -74,8 +75,7 @@ class Part:
         corrector = self.plan.corrector
         if corrector is None or self.world == 1:
             return corrector
-        every = blocks(self.world, self.layout.tiles_per_side)
-        return corrector.restrict(self.rank, every, self.layout.tile, self.exchange)
+        return corrector.restrict(self.rank, self.blocks, self.layout.tile, self.exchange)
 
     def initial(self) -> np.ndarray | None:
         """The initial state of this part (None for a resume), read and checked."""
@@ -158,8 +158,8 @@ def _prepare(part: Part) -> str:
     writer = part.writer(whole=True)
     if action == "resume":
         out.check_resume_settings(plan.output, plan.attrs, plan.resume_keys)
-        every = blocks(part.world, part.layout.tiles_per_side)
-        if part.world > 1 and not writer.chunked_for([b.region(part.layout.tile) for b in every]):
+        regions = [b.region(part.layout.tile) for b in part.blocks]
+        if part.world > 1 and not writer.chunked_for(regions):
             raise RolloutError(
                 f"cannot resume {plan.output} on {part.world} ranks: its chunks do not fit "
                 "their blocks (a chunk holds pixels of two ranks); resume it with the number "

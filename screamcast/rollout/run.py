@@ -23,7 +23,7 @@ from screamcast.rollout.driver import drive, record_written
 from screamcast.rollout.exchange import Exchange, LocalExchange
 from screamcast.rollout.plan import RolloutError, RolloutPlan, plan_rollout
 from screamcast.rollout.rollout_step import check_correctors
-from screamcast.rollout.threads import choose_threads
+from screamcast.rollout.threads import rollout_threads
 from screamcast.step.correctors import CorrectorConfigError
 
 __all__ = ["RolloutError", "run_rollout"]
@@ -48,21 +48,18 @@ def run_rollout(
             plan.corrector.close()
         raise RolloutError(f"{err} (checkpoint {config.checkpoint.path})") from None
     summary = {"output": str(plan.output), "steps": config.output.steps, "attrs": plan.attrs}
-    threads_before = torch.get_num_threads()  # the caller's, restored at the end
     try:
         rank, world, device = _ranks(config.stepper.device, config.stepper.timeout_minutes)
-        threads, why = choose_threads(config.stepper.threads)
-        torch.set_num_threads(threads)
-        summary |= {"threads": threads, "threads_from": why}
         # one rank scores each step as it runs; on several, rank 0 scores the finished output
         scores = scoring(plan) if scoring is not None and world == 1 else None
-        summary |= {"rank": rank, "exchange": _drive(plan, rank, world, device, scores)}
+        with rollout_threads(config.stepper.threads) as (threads, why):
+            summary |= {"threads": threads, "threads_from": why, "rank": rank}
+            summary["exchange"] = _drive(plan, rank, world, device, scores)
         if world > 1 and rank == 0 and scoring is not None:
             scores = scoring(plan)
             if scores is not None:
                 record_written(plan, scores, range(config.output.steps + 1))
     finally:
-        torch.set_num_threads(threads_before)
         if plan.corrector is not None:
             plan.corrector.close()
     return summary | {"scores": scores}

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
+
+import torch
 
 SAMPLE_SECONDS = 0.25
 
@@ -68,3 +71,16 @@ def choose_threads(setting: int, environ=os.environ) -> tuple[int, str]:
     cores = os.sched_getaffinity(0)
     ranks = int(environ.get("LOCAL_WORLD_SIZE", "1"))
     return idle_threads(len(cores), busy_cores(cores), ranks), "the idle cores"
+
+
+@contextmanager
+def rollout_threads(setting: int):
+    """Inside it, torch runs on :func:`choose_threads`'s count (yielded with why); the
+    caller's count comes back after."""
+    before = torch.get_num_threads()
+    threads, why = choose_threads(setting)
+    torch.set_num_threads(threads)
+    try:
+        yield threads, why
+    finally:
+        torch.set_num_threads(before)

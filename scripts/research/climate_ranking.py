@@ -82,9 +82,10 @@ def score_set(checkpoint: Path, store: str, starts: list[str], days: float, trut
     import torch
 
     from screamcast.config.inference import InferenceConfig
+    from screamcast.rollout.driver import Part
+    from screamcast.rollout.exchange import LocalExchange
     from screamcast.rollout.plan import plan_rollout
     from screamcast.rollout.rollout_step import build_guard, build_step
-    from screamcast.rollout.stepper import GlobalStepper, StepperConfig
     from screamcast.train.free_run import ClimateProbe, FreeRun, climate_score
 
     pooled, held, trips = None, [], []
@@ -98,8 +99,7 @@ def score_set(checkpoint: Path, store: str, starts: list[str], days: float, trut
             "stepper.halo_adjoint": True,  # intra-face, as the README's year
         }
         plan = plan_rollout(InferenceConfig.from_keys(keys))
-        config = StepperConfig.of(plan.config.stepper, "cpu")
-        stepper = GlobalStepper(plan.pipeline(), plan.layout(), plan.static_fields, config)
+        stepper = Part(plan, LocalExchange()).stepper("cpu")  # the rollout's, on one rank
         names = plan.prog + plan.diag
         probe = ClimateProbe(names, plan.grid.lat, plan.grid.area, truth, 4)
         pooled = pooled or probe.stats()
