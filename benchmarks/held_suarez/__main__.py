@@ -71,6 +71,13 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         help="more Hydra overrides for every stage (e.g. data.n=8)",
     )
+    p.add_argument(
+        "--global-override",
+        action="append",
+        default=[],
+        help="Hydra overrides for the stages through the global step only (the climate's "
+        "losses and free runs, e.g. global_unroll.spectral_weight=0.02)",
+    )
     p.add_argument("--cost-days", type=float, default=5.0)
     p.add_argument(
         "--stage",
@@ -122,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     if _stop_after("data", a, ledger):
         return 0
     with ledger.stage("train"):
-        checkpoint, minutes = stages.train(paths["train"], work, a.train_scale, a.train_override)
+        checkpoint, minutes = stages.train(
+            paths["train"], work, a.train_scale, a.train_override, a.global_override
+        )
     if _stop_after("train", a, ledger):
         return 0
     result = {"settings": vars(a), "train_minutes": minutes, "checkpoint": str(checkpoint)}

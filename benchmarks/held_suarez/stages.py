@@ -34,10 +34,12 @@ def found_done(work: Path) -> list[str]:
     return done + cached
 
 
-def train(store: Path, work: Path, scale: float, overrides: list[str]) -> tuple[Path, dict]:
+def train(
+    store: Path, work: Path, scale: float, overrides: list[str], global_overrides=()
+) -> tuple[Path, dict]:
     from benchmarks.held_suarez import training
 
-    return training.train_stages(store, work, scale, overrides)
+    return training.train_stages(store, work, scale, overrides, global_overrides=global_overrides)
 
 
 def forecasts(paths: dict, checkpoint: Path, work: Path, count: int, lead_days: float) -> dict:

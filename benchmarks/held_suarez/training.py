@@ -63,12 +63,26 @@ def config(*overrides):
         return compose("train", overrides=list(overrides))
 
 
+def stage_overrides(extra: list[str], overrides=(), global_overrides=()) -> list[str]:
+    """A stage's own overrides after every stage's (``overrides``), and ``global_overrides``
+    when the stage trains through the global step (the climate's losses and its free runs
+    at validation need whole cubes)."""
+    whole_cubes = "unroll=global" in extra
+    return [*overrides, *extra, *(global_overrides if whole_cubes else ())]
+
+
 def train_stages(
-    store: Path, workdir: Path, scale: float = 1.0, overrides: list[str] = (), log=print
+    store: Path,
+    workdir: Path,
+    scale: float = 1.0,
+    overrides: list[str] = (),
+    log=print,
+    global_overrides: list[str] = (),
 ) -> tuple[Path, dict]:
     """Run the stages not yet done; returns the last stage's best checkpoint and the minutes
     each stage took (``scale`` multiplies every stage's steps: the CI's tiny run;
-    ``overrides`` go to every stage after the model's)."""
+    ``overrides`` go to every stage after the model's, ``global_overrides`` to the stages
+    through the global step)."""
     from screamcast.train.loop import train
 
     previous, minutes = None, {}
@@ -81,8 +95,7 @@ def train_stages(
                 "data=held_suarez",
                 f"data.url={store}",
                 *MODEL,
-                *overrides,
-                *extra,
+                *stage_overrides(extra, overrides, global_overrides),
                 f"steps={steps}",
                 f"checkpoint_every={max(steps // 4, 1)}",
                 "keep_every=0",

@@ -120,7 +120,7 @@ class GlobalUnrollConfig:
     valid_free_days: float = 0.0
     # >= 3: the free runs start from this many validation states (spread over data.valid_range)
     # and the best checkpoint is the one whose runs' climate is closest to the training data's
-    # (zonal-mean U, T, eddy kinetic energy; days short charged as before: train/free_run.py)
+    # (zonal-mean U, T, eddy kinetic energy; the fraction of run-days short: train/free_run.py)
     valid_climate_starts: int = 0
     climate_names: list[str] = field(default_factory=lambda: ["U", "V", "T"])  # winds, temperature
     # the climate's losses beside each step's (screamcast/train/climate_losses.py): the power

@@ -134,7 +134,8 @@ class GlobalObjective:
             x = sample["state"][None].to(self.device)  # (1, C, 6, n, n)
             days, _ = self.free_run(x, self.times[int(sample["start"])], self.probe, stats)
             held.append(days)
-        short = sum(self.cfg.global_unroll.valid_free_days - h for h in held)
+        asked = self.cfg.global_unroll.valid_free_days * len(held)
+        short = sum(self.cfg.global_unroll.valid_free_days - h for h in held) / asked
         return held, climate_score(stats, self.probe.truth, short)
 
     def _power(self, layout):

@@ -86,3 +86,19 @@ def test_each_years_minutes_are_read_where_recorded(tmp_path):
         41.5,
         None,
     ]
+
+
+def test_the_global_overrides_reach_only_the_stages_through_the_global_step():
+    """The climate's losses and free runs are refused on crops: ``--global-override`` goes to
+    s5-s8 only, after each stage's own keys; ``--train-override`` to every stage."""
+    from benchmarks.held_suarez.training import STAGES, stage_overrides
+
+    got = {
+        name: stage_overrides(extra, ["data.symmetry=true"], ["global_unroll.valid_free_days=30"])
+        for name, _, extra in STAGES
+    }
+    with_free = [n for n, keys in got.items() if "global_unroll.valid_free_days=30" in keys]
+    assert with_free == ["s5_global_four", "s6_global_eight", "s7_dissipated_eight",
+                         "s8_dissipated_sixteen"]  # fmt: skip
+    assert all(keys[0] == "data.symmetry=true" for keys in got.values())
+    assert got["s5_global_four"][-1] == "global_unroll.valid_free_days=30"

@@ -133,6 +133,7 @@ def _zonal(u_shift=0.0, eke_scale=1.0, seed=0):
 
 
 def test_the_climate_score_counts_each_target_once():
+    from screamcast.grid import PhysicsGrid
     from screamcast.train.free_run import climate_score
 
     truth = _zonal()
@@ -148,9 +149,16 @@ def test_the_climate_score_counts_each_target_once():
     error = 1.0 - c["eke_global"] / c["eke_global_truth"]
     assert 0.2 < error < 0.3 and weak["eke_error"] == pytest.approx(error, rel=1e-9)
     assert weak["score"] == pytest.approx(error / 0.25 + weak["u_bias_rms"] / 1.5, rel=1e-6)
-    assert climate_score(_zonal(), truth, days_short=0.25)["score"] == pytest.approx(
-        0.25 * SHORTFALL_WEIGHT
-    )
+    # one of 3 runs stopped half-way: 1/6 of the asked run-days short, 5/6 of a target
+    half = climate_score(_zonal(u_shift=1.5), truth, short_fraction=1 / 6)["score"]
+    assert half == pytest.approx(1.0 + 5.0 / 6.0, rel=1e-6)
+    with pytest.raises(ValueError, match="short_fraction must be in"):
+        climate_score(_zonal(), truth, short_fraction=1.5)
+    from screamcast.data.zonal_climate import ZonalStats
+
+    grid = PhysicsGrid(8, 2)
+    none = ZonalStats(grid.lat, grid.area)
+    assert climate_score(none, truth, short_fraction=1.0)["score"] == SHORTFALL_WEIGHT
 
 
 def test_a_stage_keeps_the_checkpoint_whose_free_runs_climate_is_closest(tiny_store, tmp_path):
