@@ -10,10 +10,17 @@ import sys
 
 from screamcast.cli.guard import guarded
 from screamcast.config.choices import INCREMENTS, TIME_INTERPOLATIONS
+from screamcast.config.strict import ConfigError
 from screamcast.data.calendar import calendar_of
 from screamcast.data.store import open_store
 from screamcast.evaluation.nudging_floor import perfect_model_errors
-from screamcast.rollout.nudging import open_reference
+from screamcast.rollout.nudging import RelaxationConfig, open_reference
+
+FLAGS = {
+    "nudging.tau_hours": "--nudge-tau-hours",
+    "nudging.increment": "--nudge-increment",
+    "nudging.time": "--nudge-time",
+}
 
 
 @guarded
@@ -33,8 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.steps < 1:
         ap.error(f"--steps must be >= 1, got {args.steps}")
-    if not args.nudge_tau_hours > 0:
-        ap.error(f"--nudge-tau-hours must be positive, got {args.nudge_tau_hours}")
+    try:  # the relaxation's own check of its settings, worded with these flags
+        RelaxationConfig(args.nudge_tau_hours, args.nudge_increment, args.nudge_time)
+    except ConfigError as err:
+        ap.error(err.worded(lambda key: FLAGS.get(key, key)))
     try:
         leads = [int(k) for k in args.leads.split(",")]
     except ValueError:

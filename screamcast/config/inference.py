@@ -17,14 +17,19 @@ from pathlib import Path
 from screamcast.config import strict
 from screamcast.config.choices import (
     GUARD_ACTIONS,
-    INCREMENTS,
     MAX_HYPERDIFFUSION,
-    PARTIAL,
     PRECISIONS,
-    TIME_INTERPOLATIONS,
     WINDOWS,
 )
 from screamcast.config.strict import ConfigError
+
+
+def _check_nudging(section: NudgingSection) -> None:
+    """The nudging method's typed settings, checked where the method declares them (a
+    :class:`ConfigError` naming the key)."""
+    from screamcast.rollout.nudging.registry import method_settings
+
+    method_settings(section)
 
 
 def _recorded(default, attr: str, resume: bool = True, **kw):
@@ -127,7 +132,8 @@ class StepperSection:
 
 @dataclass
 class NudgingSection:
-    """A correction applied after every step (``method``: a registered corrector)."""
+    """A correction applied after every step (``method``: a registered corrector, its typed
+    settings checked by screamcast/rollout/nudging/registry.py ``method_settings``)."""
 
     method: str = "relaxation"
     reference: str | None = _recorded(None, "reference")
@@ -136,6 +142,10 @@ class NudgingSection:
     time: str = "cubic"  # the reference between its samples: cubic or linear
     variables: list[str] = field(default_factory=list)  # default: u, v, temperature
     partial_reference: str = "nudge"  # a regional reference: nudge inside it, or refuse
+    # a plug-in method's own settings (its registered dataclass's keys); the keys above that
+    # are not every method's (tau_hours, increment, time, partial_reference) are the built-in
+    # relaxation's, and a method that declares them reads them too
+    config: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -216,9 +226,6 @@ class InferenceConfig:
         self.check_reassembly()
         _choice("stepper.halo_adjoint_window", s.window, WINDOWS)
         _choice("stepper.precision", s.precision, PRECISIONS)
-        _choice("nudging.increment", n.increment, INCREMENTS)
-        _choice("nudging.time", n.time, TIME_INTERPOLATIONS)
-        _choice("nudging.partial_reference", n.partial_reference, PARTIAL)
         _choice("guard.action", self.guard.action, GUARD_ACTIONS)
         for key in ("mean_sigmas", "spread_factor", "extreme_margin", "extreme_sigmas"):
             if not getattr(self.guard, key) > 0:
@@ -248,10 +255,7 @@ class InferenceConfig:
                 f"{{stepper.timeout_minutes}} must be positive, got {s.timeout_minutes}",
                 "stepper.timeout_minutes",
             )
-        if not n.tau_hours > 0:
-            raise ConfigError(
-                f"{{nudging.tau_hours}} must be positive, got {n.tau_hours}", "nudging.tau_hours"
-            )
+        _check_nudging(n)
         if n.variables and not n.reference:
             raise ConfigError(
                 "{nudging.variables} needs {nudging.reference}",

@@ -49,6 +49,7 @@ class Part:
         self.rank, self.world = exchange.rank, exchange.world
         self.layout = plan.layout()
         self.exchanges, self.region, self.chunks = None, None, None  # one rank: the globe
+        self.corrector = plan.corrector  # on several ranks: its restriction (drive)
         self.blocks = blocks(self.world, self.layout.tiles_per_side)  # every rank's
         if self.world > 1:
             self.exchanges = ExchangePlan.build(self.layout, self.rank, self.world)
@@ -96,26 +97,15 @@ class Part:
             writer.commit(k)
 
 
-def check_restrict(plan: RolloutPlan, world: int) -> None:
-    """A nudging method without ``restrict`` is refused on several ranks before anything is
-    written (every rank sees the same plan)."""
-    if world > 1 and plan.corrector is not None:
-        if not callable(getattr(plan.corrector, "restrict", None)):
-            raise RolloutError(
-                f"nudging method {plan.config.nudging.method!r} does not run on several ranks "
-                "(it has no restrict(rank, blocks, tile, exchange)): run it on one rank"
-            )
-
-
 def drive(plan: RolloutPlan, exchange, device: str, scores=None) -> dict:
     """Run (or resume) ``plan`` as ``exchange.rank`` of ``exchange.world``; returns this
     rank's numbers (``steps_run``, ``wall_s``, the exchanges' bytes and time)."""
-    check_restrict(plan, exchange.world)
     part = Part(plan, exchange)
     lock = FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True)
     initial, failure = None, None
     try:  # each rank reads (and checks) the initial state of its part only
         initial = part.initial()
+        part.corrector = part.nudging()  # a method that runs on one rank refuses here
     except Exception as err:  # every rank stops: told by the flag below
         failure = err
     action = None
@@ -209,7 +199,7 @@ def _run(part: Part, initial, device: str, scores) -> dict:
         _resumed(part, writer, scores) if resume else _write_initial(part, writer, initial, scores)
     )
     stepper = part.stepper(device)
-    step = build_step(plan, stepper, part.nudging(), part.region, exchange)
+    step = build_step(plan, stepper, part.corrector, part.region, exchange)
     guard = build_guard(plan, part.region, exchange)
     steps, times = plan.config.output.steps, plan.out_times
     emit = _Emit(part, writer, scores, k0)

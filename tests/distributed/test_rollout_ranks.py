@@ -285,12 +285,12 @@ def test_a_full_disk_on_one_rank_stops_the_run_keeping_its_steps_and_it_resumes(
     assert_same(one, cut)
 
 
-def test_a_corrector_without_restrict_is_refused_on_several_ranks_before_writing(
+def test_a_corrector_that_runs_on_one_rank_is_refused_on_several_before_writing(
     tiny_checkpoint, tiny_store, tiny_reference, tmp_path
 ):
-    """docs/extending.md's global-mean corrector has no ``restrict``: on 2 ranks the run is
-    refused naming the method and the missing method, one line per rank, and no output is
-    left (it wrote the initial step before)."""
+    """docs/extending.md's global-mean corrector runs on one rank (its ``restrict`` says so):
+    on 2 ranks the run is refused with its words, one line per rank, and no output is left
+    (it wrote the initial step before)."""
     out = tmp_path / "o.zarr"
     method = "tests.plugins.global_mean_corrector:global_mean"
     plug = ["--reference", str(tiny_reference), "--nudge-vars", "u", f"nudging.method={method}"]
@@ -299,7 +299,7 @@ def test_a_corrector_without_restrict_is_refused_on_several_ranks_before_writing
     argv = args(tiny_checkpoint, tiny_store, out, *plug, steps=2)
     done = subprocess.run(ranks(2, argv), env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
-    said = f"nudging method '{method}' does not run on several ranks (it has no restrict("
+    said = "nudging method global_mean runs on one rank: run it on one rank"
     assert said in done.stderr and "]: Traceback" not in done.stderr, done.stderr[-3000:]
     assert not out.exists() and not list(tmp_path.glob("*.zarr*"))
 

@@ -5,14 +5,24 @@ entry"): relax each variable's area-weighted global mean toward the reference's,
 every pattern alone."""
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from screamcast.data.calendar import seconds
 from screamcast.grid.physics import PhysicsGrid
-from screamcast.rollout.nudging import register_corrector
+from screamcast.rollout.nudging import NudgingError, register_corrector
 from screamcast.rollout.nudging.reference import ReferenceSeries
+
+
+@dataclass(frozen=True)
+class GlobalMeanConfig:
+    """Its settings: ``tau_hours`` is also the relaxation's (``--nudge-tau-hours`` sets it);
+    ``fraction`` (its own) comes from ``nudging.config``."""
+
+    tau_hours: float = 6.0
+    fraction: float = 1.0  # how much of the relaxation's gap closing it applies
 
 
 class GlobalMean:
@@ -22,7 +32,8 @@ class GlobalMean:
         self.variables = list(context.variables)
         self.index = [context.state_vars.index(v) for v in self.variables]
         self.tau_hours = settings.tau_hours
-        self.alpha = 1.0 - math.exp(-seconds(context.dt) / (settings.tau_hours * 3600.0))
+        tau = settings.tau_hours * 3600.0
+        self.alpha = settings.fraction * (1.0 - math.exp(-seconds(context.dt) / tau))
         self.series = ReferenceSeries(context.reference, self.variables, context.name, "linear")
         ref_area = PhysicsGrid.from_name(context.reference.attrs["grid"]).area
         self.ref_weights = ref_area / ref_area.sum()  # (6, m, m)
@@ -53,5 +64,8 @@ class GlobalMean:
     def close(self) -> None:
         self.series.close()
 
+    def restrict(self, rank, blocks, tile, exchange):
+        raise NudgingError("nudging method global_mean runs on one rank: run it on one rank")
 
-register_corrector("global_mean")(GlobalMean)
+
+register_corrector("global_mean", GlobalMeanConfig)(GlobalMean)

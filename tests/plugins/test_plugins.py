@@ -57,6 +57,11 @@ def test_a_new_nudging_method_is_one_file_and_one_config_entry(
         return abs((ds.u.values[k] * w).sum() / w.sum() - target)
 
     assert gap(b, 6) < 0.5 * gap(a, 6)
+    half = tmp_path / "half.zarr"  # its own setting, typed by its dataclass: half the shift
+    argv_half = [*argv[:5], str(half), *argv[6:], "nudging.config.fraction=0.5"]
+    assert cli.main(argv_half) == 0
+    half_shift = open_out(half).u.values[1] - a.u.values[1]
+    assert float(half_shift.mean()) == pytest.approx(0.5 * float(shift.mean()), rel=1e-3)
     misfit = json.loads((tmp_path / "nudged_metrics.json").read_text())["u"]["reference_rmse"]
     assert misfit[6] == pytest.approx(gap(b, 6), rel=1e-4)  # the corrector's own misfit
     with pytest.raises(SystemExit):  # a method nobody registered: refused before any step

@@ -52,7 +52,7 @@ def test_cubic_time_interpolation_is_exact_for_a_quadratic_in_time():
         time = np.datetime64("2020-01-01T00:00") + np.timedelta64(hours, "h")
         np.testing.assert_allclose(cubic.target(time), f(hours), rtol=1e-6)
         assert abs(linear.target(time)[0, 0, 0, 0] - f(hours)) > 0.05
-    with pytest.raises(NudgingError, match="nudge_time must be one of cubic, linear"):
+    with pytest.raises(NudgingError, match="nudging.time must be one of cubic, linear"):
         Relaxation(ref, ["u"], ["u"], 6.0, dt, grid(8), time_interpolation="spline")
 
 

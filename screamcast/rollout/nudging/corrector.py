@@ -2,10 +2,12 @@
 # Copyright 2026 The screamcast authors
 """The corrector protocol: what the rollout applies to the state after every step.
 
-A corrector is built by name (:func:`screamcast.rollout.nudging.build_corrector`) from the
-``nudging`` section of the inference config and what the rollout has checked for it (a
-:class:`CorrectorContext`: the reference store on the model's grid and calendar, the variables
-to correct, the model's step and grid). A new method is one module with a registered factory.
+A corrector is built by name (:func:`screamcast.rollout.nudging.build_corrector`) from its
+typed settings (its registered dataclass, filled from the ``nudging`` section) and what the
+rollout has checked for it (a :class:`CorrectorContext`: the reference store on the model's
+grid and calendar, the variables to correct, the model's step and grid). A new method is one
+module with a registered factory and settings dataclass; a built corrector lacking a member
+of :class:`Corrector` is refused, naming it.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ class Corrector(Protocol):
     def close(self) -> None:
         """Release what it holds (background readers)."""
 
-    # Optional, for several ranks: ``restrict(rank, blocks, tile, exchange) -> Corrector``,
-    # this corrector on one rank's block (its ``apply`` then takes ``(C, F, h, w)``). A
-    # corrector without it is refused on several ranks before anything is written
-    # (rollout/driver.py); Relaxation has it.
+    def restrict(self, rank: int, blocks: list, tile: int, exchange) -> Corrector:
+        """This corrector on rank ``rank``'s block of a rollout on several ranks (``blocks``:
+        every rank's, :func:`screamcast.rollout.domain.blocks`; its ``apply`` then takes
+        ``(C, F, h, w)``; ``exchange`` swaps and sums tensors between ranks). A method that
+        runs on one rank only raises :class:`NudgingError` here, which every rank does before
+        anything is written (rollout/driver.py)."""

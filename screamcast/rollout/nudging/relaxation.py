@@ -14,22 +14,52 @@ from __future__ import annotations
 
 import copy
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 import xarray as xr
 
-from screamcast.config.choices import INCREMENTS, TIME_INTERPOLATIONS
+from screamcast.config.choices import INCREMENTS, PARTIAL, TIME_INTERPOLATIONS
 from screamcast.data.calendar import seconds
 from screamcast.data.store_axes import is_latlon
 from screamcast.grid.physics import PhysicsGrid
 from screamcast.rollout.nudging.block_increment import BlockIncrement
 from screamcast.rollout.nudging.corrector import CorrectorContext
-from screamcast.rollout.nudging.errors import NudgingError
+from screamcast.rollout.nudging.errors import NudgingConfigError, NudgingError
 from screamcast.rollout.nudging.increment import Increment
 from screamcast.rollout.nudging.projection import BlockProjection, NearestProjection, block_factor
 from screamcast.rollout.nudging.reference import ReferenceSeries
 from screamcast.rollout.nudging.registry import register_corrector
+
+
+@dataclass(frozen=True)
+class RelaxationConfig:
+    """The relaxation's settings: the ``nudging`` section's keys of the same names (their
+    flags ``--nudge-tau-hours``, ``--nudge-increment``, ``--nudge-time``), checked here only."""
+
+    tau_hours: float = 6.0  # the relaxation time scale
+    increment: str = "bicubic"  # a coarse cube reference's increment on the model's cells
+    time: str = "cubic"  # the reference between its samples: cubic or linear
+    partial_reference: str = "nudge"  # a regional reference: nudge inside it, or refuse
+
+    def __post_init__(self):
+        if isinstance(self.tau_hours, bool) or not self.tau_hours > 0:
+            raise NudgingConfigError(
+                f"{{nudging.tau_hours}} must be positive, got {self.tau_hours}",
+                "nudging.tau_hours",
+            )
+        for key, choices in (
+            ("increment", INCREMENTS),
+            ("time", TIME_INTERPOLATIONS),
+            ("partial_reference", PARTIAL),
+        ):
+            if getattr(self, key) not in choices:
+                raise NudgingConfigError(
+                    f"{{nudging.{key}}} must be one of {', '.join(choices)}, got "
+                    f"{getattr(self, key)!r}",
+                    f"nudging.{key}",
+                )
 
 
 class Relaxation:
@@ -54,7 +84,7 @@ class Relaxation:
         increment: str = "bicubic",
         time_interpolation: str = "cubic",
     ):
-        _check_settings(tau_hours, increment, time_interpolation)
+        RelaxationConfig(tau_hours, increment, time_interpolation, partial)  # checked
         for v in variables:
             if v not in state_vars:
                 raise NudgingError(
@@ -115,8 +145,8 @@ class Relaxation:
         return view
 
     @classmethod
-    def from_config(cls, settings, context: CorrectorContext) -> Relaxation:
-        """From the ``nudging`` config section."""
+    def from_config(cls, settings: RelaxationConfig, context: CorrectorContext) -> Relaxation:
+        """From its settings and what the rollout checked for it."""
         return cls(
             context.reference,
             context.variables,
@@ -238,18 +268,4 @@ class Relaxation:
         } | ({} if self.nearest is not None else {"nudge_block_cells": self.factor})
 
 
-def _check_settings(tau_hours: float, increment: str, time_interpolation: str) -> None:
-    if not tau_hours > 0:
-        raise NudgingError(f"nudge_tau_hours must be positive, got {tau_hours}")
-    if increment not in INCREMENTS:
-        raise NudgingError(
-            f"nudge_increment must be one of {', '.join(INCREMENTS)}, got {increment!r}"
-        )
-    if time_interpolation not in TIME_INTERPOLATIONS:
-        raise NudgingError(
-            f"nudge_time must be one of {', '.join(TIME_INTERPOLATIONS)}, got "
-            f"{time_interpolation!r}"
-        )
-
-
-register_corrector("relaxation")(Relaxation.from_config)
+register_corrector("relaxation", RelaxationConfig)(Relaxation.from_config)
