@@ -18,10 +18,15 @@ from screamcast.config import strict
 from screamcast.config.choices import (
     GUARD_ACTIONS,
     MAX_HYPERDIFFUSION,
-    PRECISIONS,
-    WINDOWS,
 )
 from screamcast.config.strict import ConfigError
+
+
+def _check_stepper(section: StepperSection) -> None:
+    """The predictor's settings, checked where the stepper's config is made (one place)."""
+    from screamcast.rollout.stepper import StepperConfig
+
+    StepperConfig.of(section, section.device)
 
 
 def _check_nudging(section: NudgingSection) -> None:
@@ -209,23 +214,23 @@ class InferenceConfig:
         setattr(self, section, getattr(fresh, section))
 
     def check_reassembly(self) -> None:
-        """The halo adjoint's options need the halo adjoint (the crop uses no halo)."""
+        """The window needs the halo adjoint (the crop overlaps nothing); the cross-face flag's
+        rule is the reassembly's own (``Reassembly.from_flags``)."""
+        from screamcast.step.reassembly import Reassembly
+
         s = self.stepper
-        for key, value in (
-            ("stepper.halo_adjoint_cross_face", s.halo_adjoint_cross_face),
-            ("stepper.halo_adjoint_window", s.halo_adjoint_window),
-        ):
-            if value and not s.halo_adjoint:
-                raise ConfigError(
-                    "{" + key + "} requires {stepper.halo_adjoint}", key, "stepper.halo_adjoint"
-                )
+        Reassembly.from_flags(s.halo_adjoint, s.halo_adjoint_cross_face)
+        if s.halo_adjoint_window and not s.halo_adjoint:
+            raise ConfigError(
+                "{stepper.halo_adjoint_window} requires {stepper.halo_adjoint}",
+                "stepper.halo_adjoint_window",
+                "stepper.halo_adjoint",
+            )
 
     def validate(self) -> None:
         """Every rule on and between values; errors name the keys (:class:`ConfigError`)."""
         s, n, o = self.stepper, self.nudging, self.output
         self.check_reassembly()
-        _choice("stepper.halo_adjoint_window", s.window, WINDOWS)
-        _choice("stepper.precision", s.precision, PRECISIONS)
         _choice("guard.action", self.guard.action, GUARD_ACTIONS)
         for key in ("mean_sigmas", "spread_factor", "extreme_margin", "extreme_sigmas"):
             if not getattr(self.guard, key) > 0:
@@ -233,11 +238,7 @@ class InferenceConfig:
 
         if o.steps < 1:
             raise ConfigError(f"{{output.steps}} must be >= 1, got {o.steps}", "output.steps")
-        if s.batch_size < 1:
-            raise ConfigError(
-                f"{{stepper.batch_size}} must be >= 1 (tiles per forward pass), got {s.batch_size}",
-                "stepper.batch_size",
-            )
+        _check_stepper(s)
         if s.threads < 0:
             raise ConfigError(
                 f"{{stepper.threads}} must be >= 0 (0: the idle cores), got {s.threads}",

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from screamcast.config.choices import PRECISIONS
+from screamcast.config.choices import PRECISIONS, WINDOWS
+from screamcast.config.strict import ConfigError
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import Pipeline
@@ -74,6 +75,24 @@ class StepperConfig:
     window: str = "cosine"  # the overlap-add's tile window (screamcast.halo.tile_window)
     overlap_exchange: bool = True  # several ranks: interior tiles' forwards hide the halo's
 
+    def __post_init__(self):
+        """The one check of these settings (the inference config's validation builds one):
+        errors name the ``stepper`` key, so a command line names its flag."""
+        if isinstance(self.batch_size, bool) or self.batch_size < 1:
+            raise ConfigError(
+                "{stepper.batch_size} must be >= 1 (tiles per forward pass), got "
+                f"{self.batch_size}",
+                "stepper.batch_size",
+            )
+        for key, value, choices in (
+            ("stepper.precision", self.precision, PRECISIONS),
+            ("stepper.halo_adjoint_window", self.window, WINDOWS),
+        ):
+            if value not in choices:
+                raise ConfigError(
+                    f"{{{key}}} must be one of {', '.join(choices)}, got {value!r}", key
+                )
+
     @classmethod
     def of(cls, section, device: str) -> StepperConfig:
         """From the inference config's ``stepper`` section, on ``device``."""
@@ -96,9 +115,7 @@ class GlobalStepper:
         static: np.ndarray,
         config: StepperConfig = StepperConfig(),
     ):
-        c = self.config = config
-        if c.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {c.batch_size}")
+        c = self.config = config  # checked when it was made
         self.device = torch.device(c.device)
         self.precision = resolve_precision(c.precision, self.device)
         self.bounded = pipeline.bounded  # the outputs' bounds (screamcast.model.constraints)

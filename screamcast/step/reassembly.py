@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from screamcast.config.strict import ConfigError
+
 
 class Reassembly(str, Enum):
     """How a step's tile predictions become the global state."""
@@ -18,8 +20,12 @@ class Reassembly(str, Enum):
     @classmethod
     def from_flags(cls, halo_adjoint: bool, cross_face: bool) -> Reassembly:
         """The rollout's two flags as one choice; the only place their rule is checked."""
-        if cross_face and not halo_adjoint:
-            raise ValueError("the cross-face halo adjoint requires the halo adjoint")
+        if cross_face and not halo_adjoint:  # worded with the keys: a command line's flags
+            raise ConfigError(
+                "{stepper.halo_adjoint_cross_face} requires {stepper.halo_adjoint}",
+                "stepper.halo_adjoint_cross_face",
+                "stepper.halo_adjoint",
+            )
         if not halo_adjoint:
             return cls.CROP
         return cls.CROSS_FACE if cross_face else cls.INTRA_FACE

@@ -87,7 +87,7 @@ def test_the_reassembly_flags_map_onto_one_choice():
     assert Reassembly.from_flags(True, False) is Reassembly.INTRA_FACE
     both = Reassembly.from_flags(True, True)
     assert both is Reassembly.CROSS_FACE and both.halo_adjoint and both.cross_face
-    with pytest.raises(ValueError, match="cross-face halo adjoint requires the halo adjoint"):
+    with pytest.raises(ValueError, match="stepper.halo_adjoint_cross_face requires stepper.halo_adjoint"):
         Reassembly.from_flags(False, True)
 
 
@@ -110,3 +110,30 @@ def test_auto_precision_is_bf16_on_cuda_only_and_amx_bf16_is_found(tmp_path, mon
         assert st.resolve_precision("bf16", "cpu") == "bf16"
     with pytest.raises(ValueError, match="precision must be one of auto, bf16, fp32"):
         st.resolve_precision("fp16", "cpu")
+
+
+@pytest.mark.parametrize(
+    "field, value, key",
+    [
+        ("batch_size", 0, "batch_size"),
+        ("precision", "fp16", "precision"),
+        ("window", "hann", "halo_adjoint_window"),
+    ],
+)
+def test_the_stepper_config_is_the_one_check_of_its_settings(field, value, key):
+    """A stepper config made in code is refused as the inference config's validation refuses
+    it (that validation builds one: the rule lives in one place), naming the key."""
+    from screamcast.config.inference import InferenceConfig
+    from screamcast.config.strict import ConfigError
+    from screamcast.rollout.stepper import StepperConfig
+
+    with pytest.raises(ConfigError) as made:
+        StepperConfig(**{field: value})
+    assert made.value.keys == (f"stepper.{key}",)
+    assert made.value.template.startswith(f"{{stepper.{key}}} must be")
+    keys = {"checkpoint.path": "c", "initial_condition.data": "d", "output.path": "o"}
+    config = InferenceConfig.from_keys(keys | {f"stepper.{key}": value})
+    config.stepper.halo_adjoint = True  # the window needs it
+    with pytest.raises(ConfigError) as validated:
+        config.validate()
+    assert validated.value.template == made.value.template
