@@ -87,7 +87,9 @@ def test_the_reassembly_flags_map_onto_one_choice():
     assert Reassembly.from_flags(True, False) is Reassembly.INTRA_FACE
     both = Reassembly.from_flags(True, True)
     assert both is Reassembly.CROSS_FACE and both.halo_adjoint and both.cross_face
-    with pytest.raises(ValueError, match="stepper.halo_adjoint_cross_face requires stepper.halo_adjoint"):
+    with pytest.raises(
+        ValueError, match="stepper.halo_adjoint_cross_face requires stepper.halo_adjoint"
+    ):
         Reassembly.from_flags(False, True)
 
 
