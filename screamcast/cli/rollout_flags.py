@@ -125,6 +125,13 @@ FLAGS = (
     Flag("--device", "stepper.device", "cpu, cuda, cuda:1, ... (default cpu)"),
     Flag("--batch-size", "stepper.batch_size", "tiles per forward pass (default 16)", type=int),
     Flag(
+        "--tile",
+        "stepper.tile",
+        "inference tiles' side in pixels, dividing the face (default: the checkpoint's); "
+        "larger tiles compute fewer halo pixels per kept pixel",
+        type=int,
+    ),
+    Flag(
         "--threads",
         "stepper.threads",
         "torch's CPU threads (default 0: OMP_NUM_THREADS if set, else the cores other "

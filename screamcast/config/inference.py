@@ -15,26 +15,31 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from screamcast.config import strict
-from screamcast.config.choices import (
-    GUARD_ACTIONS,
-    MAX_HYPERDIFFUSION,
-)
+from screamcast.config.choices import GUARD_ACTIONS, MAX_HYPERDIFFUSION, PRECISIONS, WINDOWS
 from screamcast.config.strict import ConfigError
 
 
-def _check_stepper(section: StepperSection) -> None:
-    """The predictor's settings, checked where the stepper's config is made (one place)."""
-    from screamcast.rollout.stepper import StepperConfig
+def check_stepper_values(batch_size: int, precision: str, window: str) -> None:
+    """The predictor's settings (the one check: the config's validation and every
+    ``StepperConfig``, screamcast/rollout/stepper.py, call it); errors name the key."""
+    if isinstance(batch_size, bool) or batch_size < 1:
+        raise ConfigError(
+            f"{{stepper.batch_size}} must be >= 1 (tiles per forward pass), got {batch_size}",
+            "stepper.batch_size",
+        )
+    _choice("stepper.precision", precision, PRECISIONS)
+    _choice("stepper.halo_adjoint_window", window, WINDOWS)
 
-    StepperConfig.of(section, section.device)
 
-
-def _check_nudging(section: NudgingSection) -> None:
-    """The nudging method's typed settings, checked where the method declares them (a
-    :class:`ConfigError` naming the key)."""
-    from screamcast.rollout.nudging.registry import method_settings
-
-    method_settings(section)
+def check_reassembly_flags(halo_adjoint: bool, cross_face: bool) -> None:
+    """The cross-face halo adjoint adds to the halo adjoint (``Reassembly.from_flags`` and the
+    config's validation call this one rule)."""
+    if cross_face and not halo_adjoint:
+        raise ConfigError(
+            "{stepper.halo_adjoint_cross_face} requires {stepper.halo_adjoint}",
+            "stepper.halo_adjoint_cross_face",
+            "stepper.halo_adjoint",
+        )
 
 
 def _recorded(default, attr: str, resume: bool = True, **kw):
@@ -112,6 +117,9 @@ class StepperSection:
     halo_adjoint_cross_face: bool = False  # ... and across face edges (needs halo_adjoint)
     halo_adjoint_window: str | None = None  # the overlap-add's tile window (None: cosine)
     batch_size: int = 16  # tiles per forward pass
+    # the inference tiles' side in pixels (null: the checkpoint's training tile); the network
+    # is fully convolutional, and larger tiles compute fewer halo pixels per kept pixel
+    tile: int | None = None
     # torch's CPU threads; 0: OMP_NUM_THREADS if set, else the cores other processes leave idle
     threads: int = 0
     device: str = "cpu"
@@ -138,7 +146,8 @@ class StepperSection:
 @dataclass
 class NudgingSection:
     """A correction applied after every step (``method``: a registered corrector, its typed
-    settings checked by screamcast/rollout/nudging/registry.py ``method_settings``)."""
+    settings checked by screamcast/rollout/nudging/registry.py ``method_settings`` when the
+    rollout is planned)."""
 
     method: str = "relaxation"
     reference: str | None = _recorded(None, "reference")
@@ -215,11 +224,9 @@ class InferenceConfig:
 
     def check_reassembly(self) -> None:
         """The window needs the halo adjoint (the crop overlaps nothing); the cross-face flag's
-        rule is the reassembly's own (``Reassembly.from_flags``)."""
-        from screamcast.step.reassembly import Reassembly
-
+        rule is :func:`check_reassembly_flags`."""
         s = self.stepper
-        Reassembly.from_flags(s.halo_adjoint, s.halo_adjoint_cross_face)
+        check_reassembly_flags(s.halo_adjoint, s.halo_adjoint_cross_face)
         if s.halo_adjoint_window and not s.halo_adjoint:
             raise ConfigError(
                 "{stepper.halo_adjoint_window} requires {stepper.halo_adjoint}",
@@ -238,7 +245,13 @@ class InferenceConfig:
 
         if o.steps < 1:
             raise ConfigError(f"{{output.steps}} must be >= 1, got {o.steps}", "output.steps")
-        _check_stepper(s)
+        check_stepper_values(s.batch_size, s.precision, s.window)
+        if s.tile is not None and s.tile < 1:
+            raise ConfigError(
+                f"{{stepper.tile}} must be >= 1 (pixels a side; null: the checkpoint's), got "
+                f"{s.tile}",
+                "stepper.tile",
+            )
         if s.threads < 0:
             raise ConfigError(
                 f"{{stepper.threads}} must be >= 0 (0: the idle cores), got {s.threads}",
@@ -256,7 +269,6 @@ class InferenceConfig:
                 f"{{stepper.timeout_minutes}} must be positive, got {s.timeout_minutes}",
                 "stepper.timeout_minutes",
             )
-        _check_nudging(n)
         if n.variables and not n.reference:
             raise ConfigError(
                 "{nudging.variables} needs {nudging.reference}",

@@ -58,7 +58,13 @@ from screamcast.rollout.initial_condition import (
     start_index,
 )
 from screamcast.rollout.initial_condition import static_fields as read_static_fields
-from screamcast.rollout.nudging import Corrector, CorrectorContext, build_corrector, open_reference
+from screamcast.rollout.nudging import (
+    Corrector,
+    CorrectorContext,
+    build_corrector,
+    method_settings,
+    open_reference,
+)
 from screamcast.rollout.rollout_step import effective_correctors, effective_hyperdiffusion
 from screamcast.rollout.stepper import Reassembly, resolve_precision
 
@@ -68,6 +74,7 @@ DERIVED_RESUME_ATTRS = (
     "checkpoint_sha256",
     "start",
     "time_step_minutes",
+    "tile",
     "halo_adjoint",
     "halo_adjoint_cross_face",
     "halo_adjoint_window",
@@ -145,9 +152,9 @@ class RolloutPlan:
         )
 
     def layout(self) -> TileLayout:
-        """The checkpoint's tiling of this grid."""
+        """The tiling of this grid: the checkpoint's halo, its tile or ``stepper.tile``."""
         g = self.checkpoint.description.grid
-        return TileLayout(self.grid, g.tile, g.halo)
+        return TileLayout(self.grid, self.config.stepper.tile or g.tile, g.halo)
 
 
 def _load_checkpoint(c: InferenceConfig, source: str) -> fmt.InferenceCheckpoint:
@@ -164,6 +171,25 @@ def _load_checkpoint(c: InferenceConfig, source: str) -> fmt.InferenceCheckpoint
     if expected:
         ckpt.description.check(expected, path, source)
     return ckpt
+
+
+def _check_tile(tile: int | None, desc, n: int) -> None:
+    """An inference tile (``stepper.tile``) the grid and the network take: it divides the
+    face, and with the checkpoint's halo on each side it halves ``levels`` times."""
+    if tile is None:
+        return
+    halo, levels = int(desc.grid.halo), int(desc.model["levels"])
+    if n % tile:
+        raise RolloutError(
+            f"{{stepper.tile}}={tile} does not divide the face size {n}", "stepper.tile"
+        )
+    if (tile + 2 * halo) % 2**levels:
+        raise RolloutError(
+            f"{{stepper.tile}}={tile}: with the checkpoint's halo of {halo} on each side a tile's "
+            f"window of {tile + 2 * halo} pixels is not divisible by 2**levels = {2**levels} "
+            "(the network's halvings)",
+            "stepper.tile",
+        )
 
 
 def _corrector(c: InferenceConfig, prog: list[str], dt, ds, out_times) -> Corrector | None:
@@ -223,7 +249,7 @@ def _attrs(c: InferenceConfig, desc, sha256: str, out_times, dt, corrector) -> d
         "time_step_minutes": seconds(dt) / 60.0,
         "calendar": calendar_of(out_times),
         "reassembly": reassembly.value,
-        "tile": int(desc.grid.tile),
+        "tile": int(s.tile or desc.grid.tile),
         "halo": int(desc.grid.halo),
         "halo_adjoint": int(reassembly.halo_adjoint),
         "halo_adjoint_cross_face": int(reassembly.cross_face),
@@ -255,6 +281,7 @@ def plan_rollout(
     ``read_initial=False``: the initial state is left to :meth:`RolloutPlan.initial_state`
     (each rank of a domain-decomposed rollout reads its block)."""
     c.validate()
+    method_settings(c.nudging)  # the method's own settings, nudged or not: before any read
     ic, o = c.initial_condition, c.output
     inputs = {"initial condition": ic.data, "reference": c.nudging.reference}
     path = out.check_location(o.path, inputs | {"checkpoint": c.checkpoint.path})
@@ -268,6 +295,7 @@ def plan_rollout(
     times, dt = ds["time"].values, checked_time_step(ds, desc, ic.data)
     i0 = start_index(times, ic.start, ic.data)
     grid = dataset_grid(ds)
+    _check_tile(c.stepper.tile, desc, grid.n)
     out.check_room(path, o.steps, len(prog + diag) * 6 * grid.n**2 * 4, action)
     out_times = np.array([times[i0] + k * dt for k in range(o.steps + 1)])  # in its calendar
     climatology = _climatology(c, prog + diag, ds, out_times, grid)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from screamcast.config.choices import PRECISIONS, WINDOWS
-from screamcast.config.strict import ConfigError
+from screamcast.config.choices import PRECISIONS
+from screamcast.config.inference import check_stepper_values
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import Pipeline
@@ -76,22 +76,7 @@ class StepperConfig:
     overlap_exchange: bool = True  # several ranks: interior tiles' forwards hide the halo's
 
     def __post_init__(self):
-        """The one check of these settings (the inference config's validation builds one):
-        errors name the ``stepper`` key, so a command line names its flag."""
-        if isinstance(self.batch_size, bool) or self.batch_size < 1:
-            raise ConfigError(
-                "{stepper.batch_size} must be >= 1 (tiles per forward pass), got "
-                f"{self.batch_size}",
-                "stepper.batch_size",
-            )
-        for key, value, choices in (
-            ("stepper.precision", self.precision, PRECISIONS),
-            ("stepper.halo_adjoint_window", self.window, WINDOWS),
-        ):
-            if value not in choices:
-                raise ConfigError(
-                    f"{{{key}}} must be one of {', '.join(choices)}, got {value!r}", key
-                )
+        check_stepper_values(self.batch_size, self.precision, self.window)  # the one check
 
     @classmethod
     def of(cls, section, device: str) -> StepperConfig:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from screamcast.config.strict import ConfigError
+from screamcast.config.inference import check_reassembly_flags
 
 
 class Reassembly(str, Enum):
@@ -19,13 +19,8 @@ class Reassembly(str, Enum):
 
     @classmethod
     def from_flags(cls, halo_adjoint: bool, cross_face: bool) -> Reassembly:
-        """The rollout's two flags as one choice; the only place their rule is checked."""
-        if cross_face and not halo_adjoint:  # worded with the keys: a command line's flags
-            raise ConfigError(
-                "{stepper.halo_adjoint_cross_face} requires {stepper.halo_adjoint}",
-                "stepper.halo_adjoint_cross_face",
-                "stepper.halo_adjoint",
-            )
+        """The rollout's two flags as one choice (their rule: the config's)."""
+        check_reassembly_flags(halo_adjoint, cross_face)
         if not halo_adjoint:
             return cls.CROP
         return cls.CROSS_FACE if cross_face else cls.INTRA_FACE

@@ -6,7 +6,7 @@
 
 import pytest
 
-from screamcast.config.inference import InferenceConfig, NudgingSection
+from screamcast.config.inference import NudgingSection
 from screamcast.config.strict import ConfigError
 from screamcast.rollout.nudging import RelaxationConfig, method_settings
 
@@ -47,13 +47,21 @@ def test_a_plugin_gets_its_own_dataclass_and_refuses_the_relaxations_keys():
         method_settings(NudgingSection(method=PLUGIN, config={"strength": 1.0}))
 
 
-def test_the_config_checks_tau_once_through_the_method(tmp_path):
-    """The inference config's validation is the method's own check (no second copy)."""
-    keys = {"checkpoint.path": "c.pth", "initial_condition.data": "d", "output.path": "o"}
-    config = InferenceConfig.from_keys(keys | {"nudging.tau_hours": -1.0})
-    with pytest.raises(ConfigError, match="nudging.tau_hours must be positive, got -1.0"):
-        config.validate()
-    InferenceConfig.from_keys(keys).validate()  # the defaults pass
+def test_a_bad_tau_is_refused_naming_its_flag_even_without_a_reference(
+    tiny_checkpoint, tiny_store, tmp_path, capsys
+):
+    """The rollout checks the method's settings as it plans, nudged or not (the one check:
+    the config's validation has no copy), worded with the flag that set it."""
+    from screamcast.cli import rollout as cli
+    from tests.rollout.test_run_nudged import args
+
+    out = tmp_path / "o.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, "--nudge-tau-hours", "-1")) == 2
+    assert "--nudge-tau-hours must be positive, got -1.0" in capsys.readouterr().err
+    assert not out.exists()
+    config = args(tiny_checkpoint, tiny_store, out, "nudging.config.x=1")
+    assert cli.main(config) == 2
+    assert "nudging.config.x: unknown for nudging method 'relaxation'" in capsys.readouterr().err
 
 
 def test_a_method_missing_a_member_of_the_protocol_is_refused_naming_it():

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""Do inference tiles larger than the training crops keep the emulator's skill, and what do
+they save? Each ``--tiles`` value runs the same forecasts (``--starts`` initial times
+``--spacing-days`` apart in the test store, ``--days`` each, intra-face halo adjoint, one
+thread) and is scored against the test store as the rollout scores itself; the record has
+each variable's RMSE at every whole day (the root of the mean square over starts) and the
+seconds per step.
+
+    python scripts/research/inference_tiles.py --checkpoint benchmarks/held_suarez/emulator.pth \\
+        --test TEST.zarr --workdir /tmp/tiles --tiles 16,32 --output record.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def forecast(checkpoint: str, test: str, start: str, steps: int, tile: int, out: Path) -> dict:
+    """One rollout's per-step scores and its seconds per step."""
+    from screamcast.config.inference import InferenceConfig
+    from screamcast.evaluation.rollout_scores import scored_rollout
+
+    shutil.rmtree(out, ignore_errors=True)
+    keys = {
+        "checkpoint.path": checkpoint,
+        "initial_condition.data": test,
+        "initial_condition.start": start,
+        "output.path": str(out),
+        "output.steps": steps,
+        "output.progress": False,
+        "stepper.halo_adjoint": True,
+        "stepper.tile": tile,
+        "stepper.threads": 1,
+    }
+    t0 = time.perf_counter()
+    summary, table = scored_rollout(InferenceConfig.from_keys(keys))
+    wall = time.perf_counter() - t0
+    shutil.rmtree(out, ignore_errors=True)
+    return {"table": table, "seconds_per_step": wall / steps, "loop_s": summary.get("wall_s")}
+
+
+def starts(test: str, count: int, spacing_days: float, days: float) -> list[str]:
+    import xarray as xr
+
+    from screamcast.data.calendar import DECODER
+
+    times = xr.open_zarr(test, decode_times=DECODER)["time"].values
+    step = (times[1] - times[0]).total_seconds()
+    every, need = round(spacing_days * 86400 / step), round(days * 86400 / step)
+    chosen = [times[k] for k in range(0, len(times) - need, every)][:count]
+    return [t.strftime("%Y-%m-%dT%H:%M") for t in chosen]
+
+
+def daily_rmse(tables: list[dict], steps_per_day: int) -> dict:
+    """``{variable: [RMSE at day 1, 2, ...]}``, the root of the mean square over starts."""
+    out = {}
+    for v in tables[0]:
+        series = np.array([t[v]["rmse"] for t in tables], np.float64)  # (starts, steps + 1)
+        rms = np.sqrt(np.mean(series**2, axis=0))
+        out[v] = rms[steps_per_day::steps_per_day].tolist()
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--checkpoint", default=str(ROOT / "benchmarks/held_suarez/emulator.pth"))
+    p.add_argument("--test", required=True, help="the truth: a cube store (independent run)")
+    p.add_argument("--workdir", required=True)
+    p.add_argument("--tiles", default="16,32")
+    p.add_argument("--starts", type=int, default=8)
+    p.add_argument("--spacing-days", type=float, default=5.0)
+    p.add_argument("--days", type=float, default=5.0)
+    p.add_argument("--output", required=True)
+    a = p.parse_args(argv)
+    work = Path(a.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    chosen = starts(a.test, a.starts, a.spacing_days, a.days)
+    steps = round(a.days * 4)
+    record = {"command": "python " + " ".join(sys.argv), "starts": chosen, "tiles": {}}
+    record["commit"] = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    for tile in (int(t) for t in a.tiles.split(",")):
+        runs = [forecast(a.checkpoint, a.test, s, steps, tile, work / "f.zarr") for s in chosen]
+        record["tiles"][tile] = {
+            "rmse_by_day": daily_rmse([r["table"] for r in runs], 4),
+            "seconds_per_step": float(np.median([r["seconds_per_step"] for r in runs])),
+        }
+        Path(a.output).write_text(json.dumps(record, indent=1))
+        print(tile, record["tiles"][tile]["seconds_per_step"], flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
