@@ -421,3 +421,19 @@ def test_a_bands_corrector_reads_only_its_rows_and_nudges_as_one_rank():
     part.close()
     with pytest.raises(NudgingError, match="rows 0 to 4 cut the reference's blocks of 2"):
         Relaxation(ref, *settings).restrict(0, blocks(54, 16), 1, None)  # 3 x 3: 5, 5, 6 rows
+
+
+def test_each_kind_of_reference_is_its_own_relaxation_class():
+    """``Relaxation(reference, ...)`` is the class of the reference's kind, holding only that
+    kind's state (no field set or None by mode), and a copy (a rank's ``restrict``) keeps it."""
+    import copy
+
+    from screamcast.rollout.nudging.relaxation import CubeRelaxation, LatLonRelaxation
+
+    kw = dict(variables=["u"], state_vars=["u"], tau_hours=6.0, dt=np.timedelta64(1, "h"))
+    cube = Relaxation(reference(n=4), grid=grid(8), **kw)
+    latlon = Relaxation(latlon_reference(6), grid=grid(16), **kw)
+    assert type(cube) is CubeRelaxation and type(latlon) is LatLonRelaxation
+    assert not hasattr(cube, "nearest") and not hasattr(latlon, "factor")
+    assert cube.attrs()["nudge_block_cells"] == 2 and "nudge_block_cells" not in latlon.attrs()
+    assert type(copy.copy(latlon)) is LatLonRelaxation
