@@ -91,6 +91,9 @@ class OptimConfig:
     weight_decay: float = 0.01
     betas: list[float] = field(default_factory=lambda: [0.9, 0.99])
     grad_clip: float = 1.0
+    # the weights' exponential moving average (0: off): validated, kept and rolled out, while
+    # the optimizer steps the raw weights (screamcast/train/weight_average.py)
+    ema_decay: float = 0.0
 
 
 @dataclass

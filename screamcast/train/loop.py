@@ -10,6 +10,7 @@ the weights (and statistics) of an earlier stage only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -40,11 +41,12 @@ from screamcast.train.checkpoint_contents import (
 )
 from screamcast.train.free_run import free_starts, selection_score
 from screamcast.train.losses import loss_function
-from screamcast.train.metrics_log import MetricsLog
+from screamcast.train.metrics_log import MetricsLog, log_line, progress_bar, show_progress
 from screamcast.train.objectives import objective
 from screamcast.train.run_state import PreemptionFlag, set_rng_state
 from screamcast.train.schedulers import build_scheduler
 from screamcast.train.stage_notes import demo_store_note
+from screamcast.train.weight_average import WeightAverage
 
 COLLAPSED = 0.97  # a validation loss above this share of the no-change predictor's: warned
 
@@ -165,6 +167,8 @@ class Trainer:
         self.scheduler = build_scheduler(optimizer, cfg.scheduler, o.lr, cfg.steps)
         if self.resumed_from:
             self._restore(ckpt, optimizer)
+        resumed = ckpt if self.resumed_from else None
+        self.average = WeightAverage.of(o.ema_decay, pipeline, resumed)  # None: off
         self.pipeline, self.optimizer = fabric.setup(pipeline, optimizer)
 
     def _restore(self, ckpt: dict, optimizer: torch.optim.Optimizer) -> None:
@@ -221,6 +225,8 @@ class Trainer:
         if cfg.optim.grad_clip:
             self.fabric.clip_gradients(self.pipeline, self.optimizer, max_norm=cfg.optim.grad_clip)
         self.optimizer.step()
+        if self.average is not None:
+            self.average.update(self.pipeline.module)
         self.scheduler.step()
         self.step += 1
         self.samples += self.G
@@ -259,7 +265,8 @@ class Trainer:
         """The validation's columns, and the score the best checkpoint minimises (the loss;
         with a free run, the days it fell short first; with the climate selection, the free
         runs' climate score: train/free_run.py)."""
-        loss, trivial, free = self.validate()
+        with self._averaged():  # the weights' average, when kept, is what is judged
+            loss, trivial, free = self.validate()
         self._warn_if_collapsed(loss, trivial)
         row = {"valid_loss": loss, "valid_loss_no_change": trivial} | (free or {})
         if "valid_climate_score" in row:
@@ -286,8 +293,19 @@ class Trainer:
         ``steps_<N>.pth`` every ``keep_every`` steps)."""
         cfg, step = self.cfg, self.step
         keep = [f"steps_{step:08d}.pth"] if cfg.keep_every and step % cfg.keep_every == 0 else []
+        with self._averaged() as raw:
+            self._write(step, keep, raw, is_best)
+
+    def _averaged(self):
+        """The weights' average in the pipeline inside (yields the raw weights), or nothing."""
+        if self.average is None:
+            return contextlib.nullcontext(None)
+        return self.average.swapped(self.pipeline.module)
+
+    def _write(self, step: int, keep: list[str], raw: dict | None, is_best: bool) -> None:
+        """``latest.pth`` of the pipeline's weights (with the raw ones, under an average)."""
         state = make_checkpoint(
-            cfg,
+            self.cfg,
             self.stats,
             self.pipeline,
             self.optimizer,
@@ -300,6 +318,8 @@ class Trainer:
             self.calendar,
             self.levels,
         )
+        if raw is not None:
+            state |= {"model_raw": raw, "ema_updates": self.average.updates}
         cio.save_checkpoint_atomic(
             self.fabric, self.run_dir / cio.LATEST, state, best=is_best, keep_as=keep
         )
@@ -314,7 +334,7 @@ class Trainer:
             self.rank0,
             resumed_at=self.step if self.resumed_from else None,
         )
-        bar = _progress(self.fabric, cfg, self.step)
+        bar = progress_bar(self.fabric, cfg, self.step)
         t0, seen0, start = time.perf_counter(), self.samples, self.step
         t_fetch = t0
         with PreemptionFlag() as flag:
@@ -334,8 +354,8 @@ class Trainer:
                 if self.step % cfg.log_every == 0 or "valid_loss" in row:
                     log.write(row)
                     if bar is None:  # no progress bar: a line per log_every instead
-                        self.fabric.print(_log_line(row, cfg.steps), flush=True)
-                _show(bar, row)
+                        self.fabric.print(log_line(row, cfg.steps), flush=True)
+                show_progress(bar, row)
                 stop = flag.should_stop(self.fabric)
                 if is_best or stop or self._due(cfg.checkpoint_every):
                     self.save(is_best)
@@ -360,34 +380,4 @@ class Trainer:
             f"trained steps {start + 1}-{self.step} of {self.cfg.steps} in {seconds:.0f} s; "
             f"best validation {what} {best}; checkpoints in {self.run_dir} (latest.pth, "
             "best.pth)"
-        )
-
-
-def _progress(fabric, cfg, step):
-    if not cfg.progress or fabric.global_rank != 0:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=cfg.steps, initial=step, desc="train", dynamic_ncols=True)
-
-
-def _log_line(row: dict, steps: int) -> str:
-    valid = ""
-    if "valid_loss" in row:
-        valid = f" valid_loss {row['valid_loss']:.5g} (no change {row['valid_loss_no_change']:.5g})"
-        if "valid_free_days" in row:
-            valid += f" free run held {row['valid_free_days']:g} days"
-    return (
-        f"step {row['step']}/{steps} train_loss {row['train_loss']:.5g}{valid} "
-        f"lr {row['lr']:.3g} images/s {row['images_per_s']:.1f}"
-    )
-
-
-def _show(bar, row: dict) -> None:
-    if bar is not None:
-        bar.update(1)
-        bar.set_postfix(
-            loss=f"{row['train_loss']:.4f}",
-            lr=f"{row['lr']:.2e}",
-            img_s=f"{row['images_per_s']:.1f}",
         )

@@ -77,3 +77,36 @@ class MetricsLog:
                     if key != "step":
                         self.tb.add_scalar(key, value, row["step"])
                 self.tb.flush()
+
+
+def progress_bar(fabric, cfg, step):
+    """rank 0's progress bar (None: off, or another rank)."""
+    if not cfg.progress or fabric.global_rank != 0:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=cfg.steps, initial=step, desc="train", dynamic_ncols=True)
+
+
+def log_line(row: dict, steps: int) -> str:
+    """One row of metrics.csv as a line of the job's log."""
+    valid = ""
+    if "valid_loss" in row:
+        valid = f" valid_loss {row['valid_loss']:.5g} (no change {row['valid_loss_no_change']:.5g})"
+        if "valid_free_days" in row:
+            valid += f" free run held {row['valid_free_days']:g} days"
+    return (
+        f"step {row['step']}/{steps} train_loss {row['train_loss']:.5g}{valid} "
+        f"lr {row['lr']:.3g} images/s {row['images_per_s']:.1f}"
+    )
+
+
+def show_progress(bar, row: dict) -> None:
+    """The bar moved one step, with the row's loss, rate and images per second."""
+    if bar is not None:
+        bar.update(1)
+        bar.set_postfix(
+            loss=f"{row['train_loss']:.4f}",
+            lr=f"{row['lr']:.2e}",
+            img_s=f"{row['images_per_s']:.1f}",
+        )
