@@ -173,6 +173,9 @@ def _cost(paths: dict, checkpoint, work: Path, a, climate: dict) -> dict:
         precision: stages.emulator_cost(paths, checkpoint, work, a.cost_days, precision)
         for precision in dict.fromkeys((fastest, "fp32"))
     }
+    emulator["whole_faces"] = stages.emulator_cost(
+        paths, checkpoint, work, a.cost_days, fastest, whole_faces=True
+    )
     cost = stages.cost(climate, a.truncation, a.cost_days, emulator, fastest)
     cache.write_text(json.dumps(cost))
     return cost

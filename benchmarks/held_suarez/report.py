@@ -189,19 +189,26 @@ def targets(r: dict) -> list[tuple[str, str, bool]]:
     )
     cost = r["cost"]
     t42 = next((k for k in cost if k.startswith("dycore_") and k != "dycore_T21"), "dycore_T21")
-    emulator = cost["emulator"]["days_per_wall_day"]
-    precision = cost["emulator"].get("precision", "fp32")
+    # the faster setting that keeps skill: the training tile, or whole faces (recorded since
+    # 2026-12-06: the inference tiles' lab book)
+    name = max(("emulator", "emulator_whole_faces"), key=lambda k: _speed(cost, k))
+    emulator, precision = cost[name]["days_per_wall_day"], cost[name].get("precision", "fp32")
+    setting = f"{precision}, whole faces" if name == "emulator_whole_faces" else precision
     for dycore, factor in ((t42, 10), ("dycore_T21", 2)):
         speed = _ratio(emulator, cost[dycore]["days_per_wall_day"])
         out.append(
             (
-                f"emulator ({precision}, once started) >= {factor}x the {dycore[7:]} dycore's "
+                f"emulator ({setting}, once started) >= {factor}x the {dycore[7:]} dycore's "
                 "simulated days per wall day",
                 f"{speed:.1f}x",
                 speed >= factor,
             )
         )
     return out
+
+
+def _speed(cost: dict, name: str) -> float:
+    return cost[name]["days_per_wall_day"] if name in cost else 0.0
 
 
 def tables(r: dict) -> str:

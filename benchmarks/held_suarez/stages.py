@@ -202,11 +202,14 @@ def climate(paths: dict, checkpoint: Path, work: Path, days: float) -> dict:
     return result
 
 
-def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precision: str):
+def emulator_cost(
+    paths: dict, checkpoint: Path, work: Path, days: float, precision: str, whole_faces=False
+):
     """Wall seconds per simulated day of the emulator's step once started (one step taken
     first): the rollout's own step (gather, network, reassembly, correctors) and guard from
     the first test state, as the dycore is timed after its compilation; the writer, like the
-    dycore's output, is left out (the climate rollout's cost includes both)."""
+    dycore's output, is left out (the climate rollout's cost includes both). ``whole_faces``:
+    on inference tiles of a face each (``stepper.tile``; skill kept: the tiles lab book)."""
     from screamcast.config.inference import InferenceConfig
     from screamcast.rollout.advance import GuardStop, advance
     from screamcast.rollout.driver import Part
@@ -226,6 +229,7 @@ def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precis
         "stepper.halo_adjoint": True,  # intra-face, as the climate rollout
         "stepper.precision": precision,
         "guard.action": "off",  # a cost, not a climate
+        "stepper.tile": _face_size(paths["test"]) if whole_faces else None,
     }
     plan = plan_rollout(InferenceConfig.from_keys(keys))
     stepper = Part(plan, LocalExchange()).stepper("cpu")  # the rollout's, on one rank
@@ -245,20 +249,27 @@ def emulator_cost(paths: dict, checkpoint: Path, work: Path, days: float, precis
     return (marks[-1] - marks[0]) / ((len(marks) - 1) / 4.0)
 
 
+def _face_size(store: Path) -> int:
+    from screamcast.grid.physics import PhysicsGrid
+
+    return PhysicsGrid.from_name(_open(store).attrs["grid"]).n
+
+
 def cost(climate_result: dict, truncation: int, days: float, emulator: dict, fastest: str) -> dict:
     """Simulated days per wall day: the emulator's once started (``emulator``: seconds per
-    day by precision, :func:`emulator_cost`; ``fastest``: this CPU's best precision) and with
-    its start-up (the long rollout, fp32), and the dycore's at the truth's truncation and at
-    T21 (after compilation), measured here."""
+    day by precision and on whole faces, :func:`emulator_cost`; ``fastest``: this CPU's best
+    precision) and with its start-up (the long rollout, fp32), and the dycore's at the
+    truth's truncation and at T21 (after compilation), measured here."""
     from benchmarks.held_suarez.dycore_baseline import dycore_cost
 
     per_day = {
         "emulator": emulator[fastest],
         "emulator_fp32": emulator["fp32"],
+        "emulator_whole_faces": emulator["whole_faces"],
         "emulator_with_start_up": climate_result["emulator_seconds_per_day"],
         f"dycore_T{truncation}": dycore_cost(truncation, 20.0, days),
         "dycore_T21": dycore_cost(21, 30.0, days),
     }
     out = {k: {"seconds_per_day": s, "days_per_wall_day": 86400.0 / s} for k, s in per_day.items()}
-    out["emulator"]["precision"] = fastest
+    out["emulator"]["precision"] = out["emulator_whole_faces"]["precision"] = fastest
     return out

@@ -200,7 +200,13 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
     assert r["found_done"] == [n for n, _, _ in STAGES]  # the first invocation made them
     assert np.isfinite(r["climate"]["ke_spectrum_last"]["rollout"][1:]).all()
     cost = r["cost"]
-    assert set(cost) == {"emulator", "emulator_fp32", "emulator_with_start_up", "dycore_T21"}
+    assert set(cost) == {
+        "emulator",
+        "emulator_fp32",
+        "emulator_whole_faces",
+        "emulator_with_start_up",
+        "dycore_T21",
+    }
     assert all(0 < c["seconds_per_day"] < 1e4 for c in cost.values())
     assert cost["emulator"]["precision"] in ("bf16", "fp32")
     # once started it is cheaper than with its start-up (checkpoint, halo operator, stores)
