@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 """Training-step and rollout-step throughput on whatever device there is (CUDA: bf16 autocast
-and channels_last; CPU: fp32, or ``--precision bf16`` to run the CUDA configuration on CPU),
-plus FLOPs per tile and a projection to a production grid.
+and channels_last; CPU: fp32, or ``--precision bf16`` to run the CUDA configuration on CPU):
+crops, training through the global step (k = 4 and 8, activation checkpointing on and off,
+peak memory), the rollout's step on the training tile and on whole faces, plus FLOPs per
+tile and a projection to a production grid.
 
     python -m benchmarks.gpu_check                   # CUDA if present, < 5 minutes
     python -m benchmarks.gpu_check --scaling         # rollout step cost for n = 48, 96, 192
@@ -27,6 +29,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from benchmarks.gpu_check_global import global_step_rates
 from screamcast.data.stats import Stats
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.model.pipeline import Pipeline, input_channels
@@ -225,7 +228,7 @@ def step_phases(stepper: GlobalStepper, x: torch.Tensor, t0, t1, steps: int, dev
     return s
 
 
-def main(argv: list[str] | None = None) -> dict:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -265,7 +268,19 @@ def main(argv: list[str] | None = None) -> dict:
         help="save as benchmarks/results/gpu_check_<device>.json (machine, versions, commit); "
         "regenerate docs/performance.md's scaling tables",
     )
-    a = ap.parse_args(argv)
+    ap.add_argument(
+        "--global-n",
+        type=int,
+        nargs=3,
+        default=[96, 32, 16],
+        metavar=("FACE", "TILE", "HALO"),
+        help="the grid of the training through the global step (k = 4 and 8)",
+    )
+    return ap
+
+
+def main(argv: list[str] | None = None) -> dict:
+    a = parser().parse_args(argv)
     device = torch.device(a.device)
     pipeline = make_pipeline(a.width, a.levels)
     size = a.tile + 2 * a.halo
@@ -284,6 +299,14 @@ def main(argv: list[str] | None = None) -> dict:
         rollout_step_rate(pipeline, device, n, t, h, a.steps, a.batch, a.precision)
         for n, t, h in runs
     ]
+    # the default rollout's tiles and whole faces (--tile: skill kept, docs/rollout.md)
+    report["rollout_whole_faces"] = rollout_step_rate(
+        pipeline, device, a.n, a.n, a.halo, a.steps, max(1, a.batch // 4), a.precision
+    )
+    face, tile, halo = a.global_n
+    report["train_global"] = global_step_rates(
+        pipeline, device, face, tile, halo, bf16, a.steps, _timed
+    )
     report["projection"] = project(pipeline, device, report["rollout"], a)
     if a.record:
         import sys

@@ -51,11 +51,21 @@ def test_gpu_check_runs_on_cpu(tmp_path, precision, monkeypatch):
         "32",
         "8",
         "4",
+        "--global-n",
+        "16",
+        "8",
+        "4",
         "--out",
         str(out),
         "--record",
     ]
     report = gpu_check.main(argv)
+    runs = [(r["k"], r["checkpointing"]) for r in report["train_global"]]
+    assert runs == [(4, True), (4, False), (8, True), (8, False)]
+    assert all(r["step_s"] > 0 and r["n"] == 16 for r in report["train_global"])
+    assert (
+        report["rollout_whole_faces"]["tile"] == 16 and report["rollout_whole_faces"]["tiles"] == 6
+    )
     saved = json.loads((tmp_path / "results" / "gpu_check_cpu.json").read_text())
     assert saved["report"] == json.loads(out.read_text()) and saved["machine"]["cores"] >= 1
     text = doc.read_text()
