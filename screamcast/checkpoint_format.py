@@ -18,6 +18,10 @@ that approximates (cell centres within 2% of a cell at n = 48).
 Format 3: ``levels``, each 3-D channel's level (its store's coordinate value and, for layers,
 the interface indices that bound it), checked against every store the model meets. Older
 checkpoints migrate with ``levels`` None: unknown, not checked.
+Format 4: ``network``, the model-only config inference builds from (the architecture, its
+inputs, the outputs' rules, the step's correctors: :func:`network_of`); the training config
+stays as ``config``, for the record, and inference no longer reads it. Older checkpoints
+migrate with ``network`` taken from their training config.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import torch
 
 from screamcast import checkpoint_io as cio
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 class IncompatibleCheckpointError(ValueError):
@@ -62,26 +66,35 @@ class ModelDescription:
 
     variables: Variables
     grid: GridSpec
-    config: dict = field(hash=False)  # the resolved training config (TrainConfig as a dict)
+    config: dict = field(hash=False)  # the resolved training config, for the record only
     stats: dict = field(hash=False)  # normalisation statistics (Stats.to_dict())
     time_step_minutes: float | None = None
     calendar: str = "proleptic_gregorian"
     screamcast_version: str = "unknown"
     # {channel: {"dim", "value"[, "bounds"]}} of the 3-D channels (None: from before format 3)
     levels: dict | None = field(default=None, hash=False)
+    # what inference builds the model from (:func:`network_of`; migrated for older formats)
+    network: dict | None = field(default=None, hash=False)
+
+    def __post_init__(self):
+        if self.network is None:  # described in code from a training config
+            object.__setattr__(self, "network", network_of(self.config))
 
     @property
     def model(self) -> dict:
-        """The architecture; ``upsample`` is nearest for checkpoints from before the option."""
-        return {"upsample": "nearest"} | dict(self.config["model"])
+        """The architecture (width, levels, blocks, upsample, hyperdiffusion)."""
+        return dict(self.network["model"])
 
     @property
     def inputs(self) -> dict:
-        """What the network takes besides the variables: ``solar_time`` and ``grid_metric``
-        (False before each option), ``insolation`` (True before the option)."""
-        data = self.config.get("data", {})
-        inputs = {k: bool(data.get(k, False)) for k in ("solar_time", "grid_metric")}
-        return inputs | {"insolation": bool(data.get("insolation", True))}
+        """What the network takes besides the variables: ``solar_time``, ``grid_metric``,
+        ``insolation``."""
+        return dict(self.network["inputs"])
+
+    @property
+    def correctors(self) -> list[dict]:
+        """The step's correctors training applied (``{type, config}`` each)."""
+        return [dict(entry) for entry in self.network["correctors"]]
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -102,6 +115,7 @@ class ModelDescription:
             calendar=d.get("calendar", "proleptic_gregorian"),
             screamcast_version=d.get("screamcast_version", "unknown"),
             levels=None if d.get("levels") is None else dict(d["levels"]),
+            network=d.get("network"),
         )
 
     def check(self, want: Mapping[str, Mapping[str, Any]], source: str, what: str) -> None:
@@ -152,11 +166,36 @@ def _from_format2(raw: dict) -> dict:
     return raw
 
 
+def _from_format3(raw: dict) -> dict:
+    raw["description"]["network"] = network_of(raw["description"]["config"])
+    raw["format_version"] = 4
+    return raw
+
+
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {
     0: _from_format0,
     1: _from_format1,
     2: _from_format2,
+    3: _from_format3,
 }
+
+# the model-only config: ``network``'s sections and the training config's keys they hold
+NETWORK = {
+    "model": ("model", ("width", "levels", "blocks", "upsample", "hyperdiffusion")),
+    "inputs": ("data", ("solar_time", "grid_metric", "insolation")),
+    "pipeline": ("pipeline", ("do_precip_relu", "precip_name")),
+}
+
+
+def network_of(config: Mapping) -> dict:
+    """The model-only config of a resolved training config (a plain mapping, as the
+    checkpoint holds it; the settings it predates filled in first)."""
+    config = {k: dict(v) if isinstance(v, Mapping) else v for k, v in config.items()}
+    for section, defaults in ARCHITECTURE_DEFAULTS.items():
+        config[section] = defaults | config.get(section, {})
+    out = {name: {k: config[part][k] for k in keys} for name, (part, keys) in NETWORK.items()}
+    out["correctors"] = [dict(entry) for entry in config.get("correctors") or []]
+    return out
 
 
 # Model settings added after checkpoints existed, and what a checkpoint without them was
@@ -164,6 +203,7 @@ MIGRATIONS: dict[int, Callable[[dict], dict]] = {
 ARCHITECTURE_DEFAULTS = {
     "data": {"solar_time": False, "grid_metric": False, "insolation": True},
     "model": {"upsample": "nearest", "hyperdiffusion": 0.0},
+    "pipeline": {"do_precip_relu": False, "precip_name": "precip"},
 }
 
 

@@ -37,6 +37,9 @@ def test_a_format0_checkpoint_migrates_to_a_typed_description():
 
     pipeline = build_pipeline(OmegaConf.create(d.config), Stats.from_dict(d.stats))
     pipeline.load_state_dict(ckpt.weights)  # strict: every weight is there
+    from screamcast.model.pipeline import pipeline_of
+
+    pipeline_of(d, Stats.from_dict(d.stats)).load_state_dict(ckpt.weights)  # from network
 
 
 def test_a_format0_checkpoint_rolls_out(tiny_store, tmp_path):
@@ -95,3 +98,34 @@ def test_pack_and_load_round_trip(tmp_path):
     back = fmt.load_for_inference(tmp_path / "c.pth")
     assert back.description == d and torch.equal(back.weights["w"], torch.ones(2))
     assert fmt.load(tmp_path / "c.pth")["step"] == 3
+
+
+FORMAT3 = FIXTURES / "format3_global_width4_corrected.pth"  # written at 914b067 (README)
+
+
+def test_a_format3_checkpoint_gets_its_model_only_config_from_its_training_config():
+    """Format 4 reads the network from ``network`` only; a format-3 checkpoint's comes from
+    its training config: the architecture with its dissipation, its inputs, its corrector."""
+    assert cio.load_checkpoint(FORMAT3)["format_version"] == 3
+    d = fmt.load_for_inference(FORMAT3).description
+    model = {"width": 4, "levels": 2, "blocks": 1, "upsample": "bilinear", "hyperdiffusion": 0.002}
+    assert d.model == model and d.network["pipeline"]["precip_name"] == "precip"
+    assert d.correctors == [{"type": "mean_temperature", "config": {"variable": "temperature"}}]
+    assert d.to_dict()["network"] == d.network  # what a format-4 checkpoint holds
+    current = fmt.ModelDescription.from_dict(d.to_dict() | {"config": {}})
+    assert current.model == model  # inference needs nothing of the training config
+
+
+def test_a_format3_checkpoint_rolls_out_with_its_corrector_and_dissipation(tiny_store, tmp_path):
+    import json
+
+    import xarray as xr
+
+    from screamcast.cli import rollout as cli
+    from tests.rollout.test_run_nudged import args
+
+    out = tmp_path / "o.zarr"
+    assert cli.main(args(FORMAT3, tiny_store, out, steps=2)) == 0
+    attrs = xr.open_zarr(out, consolidated=False).attrs
+    assert json.loads(attrs["correctors"])[0]["type"] == "mean_temperature"
+    assert attrs["hyperdiffusion"] == 0.002

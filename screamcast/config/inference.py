@@ -147,7 +147,7 @@ class StepperSection:
 class NudgingSection:
     """A correction applied after every step (``method``: a registered corrector, its typed
     settings checked by screamcast/rollout/nudging/registry.py ``method_settings`` when the
-    rollout is planned)."""
+    rollout is planned: not by :meth:`InferenceConfig.validate`, below the registry)."""
 
     method: str = "relaxation"
     reference: str | None = _recorded(None, "reference")
@@ -246,7 +246,7 @@ class InferenceConfig:
         if o.steps < 1:
             raise ConfigError(f"{{output.steps}} must be >= 1, got {o.steps}", "output.steps")
         check_stepper_values(s.batch_size, s.precision, s.window)
-        if s.tile is not None and s.tile < 1:
+        if s.tile is not None and (isinstance(s.tile, bool) or s.tile < 1):
             raise ConfigError(
                 f"{{stepper.tile}} must be >= 1 (pixels a side; null: the checkpoint's), got "
                 f"{s.tile}",

@@ -56,7 +56,7 @@ def rollout_scores(plan) -> Scores | None:
     truth = TruthSource.covering(plan.ds, variables, times)
     aggregators = []
     if truth is not None:
-        tile = plan.checkpoint.description.grid.tile
+        tile = plan.layout().tile  # the rollout's tiles (--tile), where its seams are
         metrics = plan.config.scoring.metrics
         grid = plan.grid
         aggregators += truth_aggregators(truth, grid.area, grid, tile, plan.climatology, metrics)

@@ -12,6 +12,8 @@ head stuck below zero with no gradient) and clipped at inference.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 from torch import nn
 
@@ -145,3 +147,24 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
         insolation,
         float(m.hyperdiffusion),
     )
+
+
+def pipeline_of(description, stats: Stats, hyperdiffusion: float | None = None) -> Pipeline:
+    """The network a checkpoint's description names: its variables and its model-only config
+    (``network``, :func:`screamcast.checkpoint_format.network_of`), not the training config;
+    ``hyperdiffusion``: the step's dissipation, when inference sets its own."""
+    net, v = description.network, description.variables
+    model = dict(net["model"])
+    if hyperdiffusion is not None:
+        model["hyperdiffusion"] = hyperdiffusion
+    cfg = SimpleNamespace(
+        data=SimpleNamespace(
+            prognostic=list(v.prognostic),
+            diagnostic=list(v.diagnostic),
+            static=list(v.static),
+            **net["inputs"],
+        ),
+        model=SimpleNamespace(**model),
+        pipeline=SimpleNamespace(**net["pipeline"]),
+    )
+    return build_pipeline(cfg, stats)

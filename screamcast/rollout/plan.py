@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import xarray as xr
-from omegaconf import DictConfig, OmegaConf
 
 from screamcast import __version__
 from screamcast import checkpoint_format as fmt
@@ -93,7 +92,6 @@ class RolloutPlan:
 
     config: InferenceConfig
     checkpoint: fmt.InferenceCheckpoint
-    cfg: DictConfig
     prog: list[str]
     diag: list[str]
     static: list[str]
@@ -128,9 +126,11 @@ class RolloutPlan:
     def pipeline(self):
         """The checkpoint's network and pipeline, its weights loaded."""
         from screamcast.data.stats import Stats
-        from screamcast.model.pipeline import build_pipeline
+        from screamcast.model.pipeline import pipeline_of
 
-        pipeline = build_pipeline(self.cfg, Stats.from_dict(self.checkpoint.description.stats))
+        desc = self.checkpoint.description
+        hyperdiffusion = self.attrs["hyperdiffusion"]  # the step's: the config's or training's
+        pipeline = pipeline_of(desc, Stats.from_dict(desc.stats), hyperdiffusion)
         pipeline.load_state_dict(self.checkpoint.weights)
         return pipeline
 
@@ -258,8 +258,8 @@ def _attrs(c: InferenceConfig, desc, sha256: str, out_times, dt, corrector) -> d
         "memory_format": "channels_last" if s.channels_last else "contiguous",
         "nudging": int(corrector is not None),
         "reference": given["reference"],
-        "correctors": json.dumps(effective_correctors(c, desc.config)),
-        "hyperdiffusion": effective_hyperdiffusion(c, desc.config),
+        "correctors": json.dumps(effective_correctors(c, desc)),
+        "hyperdiffusion": effective_hyperdiffusion(c, desc),
         "command": redact(" ".join(sys.argv), c.stores.storage_options),
         "Conventions": "CF-1.8",
     }
@@ -311,7 +311,6 @@ def plan_rollout(
     return RolloutPlan(
         config=c,
         checkpoint=ckpt,
-        cfg=_model_config(desc, attrs),
         prog=prog,
         diag=diag,
         static=static,
@@ -347,13 +346,6 @@ def _closed_on_error(corrector: Corrector | None):
 def _levels(ds: xr.Dataset, names: list[str]) -> dict:
     """The 3-D variables' level coordinates ``{var: (dim, values, attrs)}``."""
     return {v: level_coordinate(ds, v) for v, m in grouped(names).items() if m[0][1] is not None}
-
-
-def _model_config(desc, attrs: dict) -> DictConfig:
-    """Training's config, with the step's dissipation (the inference config's or training's)."""
-    cfg = OmegaConf.create(desc.config)
-    cfg.model.hyperdiffusion = attrs["hyperdiffusion"]
-    return cfg
 
 
 def _climatology(c: InferenceConfig, variables, ds, out_times, grid) -> np.ndarray | None:

@@ -16,17 +16,18 @@ from screamcast.step.step import Step
 CORRECTORS_KEY = "stepper.correctors"
 
 
-def effective_correctors(config, training: dict) -> list[dict]:
-    """The inference config's ``stepper.correctors``, or (null) those training recorded."""
+def effective_correctors(config, description) -> list[dict]:
+    """The inference config's ``stepper.correctors``, or (null) those training recorded (the
+    checkpoint's ``description``)."""
     given = config.stepper.correctors
-    chosen = given if given is not None else (training.get("correctors") or [])
+    chosen = given if given is not None else description.correctors
     return [dict(entry) for entry in chosen]
 
 
-def effective_hyperdiffusion(config, training: dict) -> float:
+def effective_hyperdiffusion(config, description) -> float:
     """The inference config's ``stepper.hyperdiffusion``, or (null) training's."""
     given = config.stepper.hyperdiffusion
-    return float(given if given is not None else training.get("model", {}).get("hyperdiffusion", 0))
+    return float(given if given is not None else description.model["hyperdiffusion"])
 
 
 def _geometry(plan, region, reduction: Reduction) -> StepGeometry:

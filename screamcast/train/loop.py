@@ -165,11 +165,13 @@ class Trainer:
             pipeline.parameters(), lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay
         )
         self.scheduler = build_scheduler(optimizer, cfg.scheduler, o.lr, cfg.steps)
-        if self.resumed_from:
-            self._restore(ckpt, optimizer)
         resumed = ckpt if self.resumed_from else None
-        self.average = WeightAverage.of(o.ema_decay, pipeline, resumed)  # None: off
+        if resumed is not None:
+            WeightAverage.resume_raw(pipeline, resumed)  # the weights the optimizer stepped
+            self._restore(ckpt, optimizer)
         self.pipeline, self.optimizer = fabric.setup(pipeline, optimizer)
+        # on the weights' device and dtype (None: off)
+        self.average = WeightAverage.of(o.ema_decay, self.pipeline.module, resumed)
 
     def _restore(self, ckpt: dict, optimizer: torch.optim.Optimizer) -> None:
         """The full state of a resumed run: optimizer, schedule, counters, best loss, RNG."""
@@ -375,7 +377,7 @@ class Trainer:
         """What the run did and where its checkpoints are: the last line a job log shows."""
         best = f"{self.best:.5g}" if self.best < float("inf") else "none (no validation ran)"
         days = self.cfg.global_unroll.valid_free_days
-        what = f"score (loss + 1000 x days short of {days:g})" if days else "loss"
+        what = f"score (free runs of {days:g} days: held, then loss or climate)" if days else "loss"
         return (
             f"trained steps {start + 1}-{self.step} of {self.cfg.steps} in {seconds:.0f} s; "
             f"best validation {what} {best}; checkpoints in {self.run_dir} (latest.pth, "

@@ -135,7 +135,7 @@ class GlobalObjective:
             days, _ = self.free_run(x, self.times[int(sample["start"])], self.probe, stats)
             held.append(days)
         asked = self.cfg.global_unroll.valid_free_days * len(held)
-        short = sum(self.cfg.global_unroll.valid_free_days - h for h in held) / asked
+        short = sum(max(self.cfg.global_unroll.valid_free_days - h, 0.0) for h in held) / asked
         return held, climate_score(stats, self.probe.truth, short)
 
     def _power(self, layout):

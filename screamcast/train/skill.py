@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
 
 from screamcast import checkpoint_format as fmt
 from screamcast.config import TrainConfig
@@ -20,7 +19,7 @@ from screamcast.data.dataset import CropDataset
 from screamcast.data.stats import Stats
 from screamcast.data.store import dataset_grid, open_configured
 from screamcast.grid import TileLayout
-from screamcast.model.pipeline import build_pipeline
+from screamcast.model.pipeline import pipeline_of
 
 
 def inner_margin(data) -> int:
@@ -35,8 +34,7 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     d = cfg.data
     ds = open_configured(d)  # the configured names become the store's channels (T -> T[0], ..)
     # the network as the checkpoint describes it (its channels, inputs and architecture)
-    model_cfg = OmegaConf.create(ckpt.description.config)
-    pipeline = build_pipeline(model_cfg, Stats.from_dict(ckpt.description.stats))
+    pipeline = pipeline_of(ckpt.description, Stats.from_dict(ckpt.description.stats))
     pipeline.load_state_dict(ckpt.weights)
     if list(d.prognostic) != list(pipeline.prognostic):
         raise ValueError(

@@ -27,15 +27,25 @@ class WeightAverage:
 
     @classmethod
     def of(cls, decay: float, module: torch.nn.Module, ckpt: dict | None) -> WeightAverage | None:
-        """The average of a stage (None: off); a resumed checkpoint's average and its raw
-        weights (loaded into ``module``) when it has them."""
+        """The average of a stage (None: off) over ``module`` as it trains (on its device and
+        in its dtype: after Fabric's setup); a resumed checkpoint's average and its count."""
         if not decay:
             return None
         average = cls(module, decay)
         if ckpt is not None and "model_raw" in ckpt:  # a resume: the average is ``model``
-            module.load_state_dict(ckpt["model_raw"])
             average.updates = int(ckpt.get("ema_updates", 0))
+            with torch.no_grad():
+                for k, v in average.shadow.items():
+                    v.copy_(ckpt["model"][k])  # onto the weights' device and dtype
         return average
+
+    @staticmethod
+    def resume_raw(module: torch.nn.Module, ckpt: dict | None) -> None:
+        """A resumed checkpoint made under an average holds it as ``model`` and the weights
+        the optimizer stepped as ``model_raw``: training continues from those (whatever this
+        stage's ``ema_decay``), which ``module`` gets here."""
+        if ckpt is not None and "model_raw" in ckpt:
+            module.load_state_dict(ckpt["model_raw"])
 
     def rate(self) -> float:
         return min(self.decay, (1.0 + self.updates) / (10.0 + self.updates))

@@ -108,7 +108,7 @@ def score_set(checkpoint: Path, store: str, starts: list[str], days: float, trut
         days_held, trip = run(x, plan.out_times[0], probe, pooled)
         held.append(days_held)
         trips.append(None if trip is None else str(trip))
-    short = sum(days - h for h in held) / (days * len(held))
+    short = sum(max(days - h, 0.0) for h in held) / (days * len(held))
     return {"starts": starts, "held_days": held, "trips": trips} | climate_score(
         pooled, truth, short
     )

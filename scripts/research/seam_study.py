@@ -23,14 +23,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
 
 from screamcast import checkpoint_format as fmt
 from screamcast import metrics as m
 from screamcast.data.stats import Stats
 from screamcast.data.store import open_store
 from screamcast.grid import PhysicsGrid, TileLayout
-from screamcast.model.pipeline import build_pipeline
+from screamcast.model.pipeline import pipeline_of
 from screamcast.rollout.stepper import GlobalStepper, StepperConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,11 +65,10 @@ def main() -> None:
         return
     ckpt = fmt.load_for_inference(args.checkpoint)
     desc = ckpt.description
-    cfg = OmegaConf.create(desc.config)
     prog, static = list(desc.variables.prognostic), list(desc.variables.static)
     n, tile, halo = desc.grid.n, desc.grid.tile, desc.grid.halo
     stats = Stats.from_dict(desc.stats)
-    pipeline = build_pipeline(cfg, stats)
+    pipeline = pipeline_of(desc, stats)
     pipeline.load_state_dict(ckpt.weights)
     ds = open_store(args.data, None, prog, static, n)
     truth = ds[prog].to_array().values  # (C, T, 6, n, n)

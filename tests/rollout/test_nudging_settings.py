@@ -101,3 +101,17 @@ def test_a_method_missing_a_member_of_the_protocol_is_refused_naming_it():
         assert built.settings == NoSettings()
     finally:
         CORRECTORS.entries.pop("no_restrict")
+
+
+def test_a_plugin_registered_without_settings_gets_the_section_as_before():
+    """Plug-ins written before typed settings (``register_corrector(name)``) keep working:
+    their factory gets the ``nudging`` section itself."""
+    from screamcast.rollout.nudging import CORRECTORS, register_corrector
+
+    seen = []
+    register_corrector("untyped")(lambda settings, context: seen.append(settings))
+    try:
+        section = NudgingSection(method="untyped", tau_hours=3.0)
+        assert method_settings(section) is section
+    finally:
+        CORRECTORS.entries.pop("untyped")

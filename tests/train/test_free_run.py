@@ -183,6 +183,12 @@ def test_a_stage_keeps_the_checkpoint_whose_free_runs_climate_is_closest(tiny_st
         assert float(r["valid_score"]) == pytest.approx(score + 1e-3 * loss)
     best = min(rows, key=lambda r: float(r["valid_score"]))
     assert load_checkpoint(run / "best.pth")["step"] == int(best["step"])
+    # a run asked for less than a step holds a whole step, more than asked: nothing short
+    longer = [k.replace("valid_free_days=0.5", "valid_free_days=0.1") for k in keys]
+    train(config(tiny_store, f"run_dir={tmp_path / 'longer'}", *longer))
+    # a run asked for less than a step holds a whole step, more than asked: nothing short
+    longer = [k.replace("valid_free_days=0.5", "valid_free_days=0.1") for k in keys]
+    train(config(tiny_store, f"run_dir={tmp_path / 'longer'}", *longer))
     with pytest.raises(ValueError, match="valid_climate_starts needs at least 3 starts"):
         train(config(tiny_store, f"run_dir={tmp_path / 'two'}", *keys[:4],
                      "global_unroll.valid_climate_starts=2", keys[5], "steps=2"))  # fmt: skip

@@ -70,7 +70,8 @@ def test_training_launch(tiny_store, tmp_path):
     ckpt = torch.load(run / "latest.pth", weights_only=True)
     assert ckpt["step"] == 6 and ckpt["samples_seen"] == 12
     desc = ckpt["description"]
-    assert ckpt["format_version"] == 3 and desc["levels"] == {}  # 2-D variables only
+    assert ckpt["format_version"] == 4 and desc["levels"] == {}  # 2-D variables only
+    assert desc["network"]["model"]["width"] == ckpt["description"]["config"]["model"]["width"]
     assert desc["grid"] == {"n": 16, "tile": 8, "halo": 4, "name": "ne8pg2"}
     assert desc["variables"]["diagnostic"] == ["precip"] and "u" in desc["stats"]["mean"]
     assert desc["config"]["data"]["url"] == str(tiny_store)

@@ -61,3 +61,29 @@ def test_a_checkpoint_holds_the_average_and_a_resume_continues_both(tiny_store, 
     pairs = zip(ema_rows, plain_rows, strict=True)
     valid = [(a["valid_loss"], b["valid_loss"]) for a, b in pairs if a["valid_loss"]]
     assert len(valid) == 2 and all(a != b for a, b in valid)
+
+
+def test_the_average_lives_where_the_weights_train_and_a_resume_without_it_takes_the_raw(
+    tiny_store, tmp_path
+):
+    """Under ``precision=bf16-true`` Fabric casts the weights after the model is built: the
+    average follows them (it was made before and failed at its first update). A run resumed
+    with the average off continues from the weights the optimizer stepped (``model_raw``),
+    not from the average."""
+    from screamcast.train.loop import train
+
+    base = ["experiment=pytest", f"data.url={tiny_store}", "checkpoint_every=4", "keep_every=0"]
+    keys = [*base, "valid_every=4", "optim.ema_decay=0.8"]
+    train(config(*keys, "precision=bf16-true", "steps=2", f"run_dir={tmp_path / 'bf16'}"))
+    saved = cio.load_checkpoint(tmp_path / "bf16" / "latest.pth")
+    assert saved["ema_updates"] == 2
+    assert all(
+        v.dtype == torch.bfloat16 for v in saved["model_raw"].values() if v.is_floating_point()
+    )
+    train(config(*keys, "steps=8", f"run_dir={tmp_path / 'whole'}"))
+    train(config(*keys, "steps=4", f"run_dir={tmp_path / 'cut'}"))
+    train(config(*base, "valid_every=4", "steps=8", f"run_dir={tmp_path / 'cut'}"))
+    whole = cio.load_checkpoint(tmp_path / "whole" / "latest.pth")["model_raw"]
+    cut = cio.load_checkpoint(tmp_path / "cut" / "latest.pth")["model"]  # no average: raw
+    for key, value in whole.items():
+        assert torch.equal(value, cut[key]), key

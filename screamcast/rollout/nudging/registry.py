@@ -23,9 +23,10 @@ CORRECTORS = Registry("nudging method", NudgingError)
 COMMON = ("method", "reference", "variables", "config")
 
 
-def register_corrector(name: str, config: type):
-    """Register ``factory(config, context) -> Corrector`` as ``name``, with ``config`` (a
-    dataclass) as its settings."""
+def register_corrector(name: str, config: type | None = None):
+    """Register ``factory(settings, context) -> Corrector`` as ``name``, with ``config`` (a
+    dataclass) as its settings; without one (a plug-in written before typed settings) the
+    factory gets the ``nudging`` section itself, unchecked, as it did then."""
 
     def wrap(factory: Callable) -> Callable:
         CORRECTORS.register(name)((config, factory))
@@ -44,12 +45,15 @@ def _default(f):
 
 
 def method_settings(section):
-    """The typed settings of the ``nudging`` section ``section``'s method (one place checks
-    them: the config's validation and the corrector's build)."""
+    """The typed settings of the ``nudging`` section ``section``'s method, checked (the one
+    check: the rollout's plan calls it before anything is read, nudged or not, and the
+    corrector's build)."""
     try:
         config_type, _ = CORRECTORS[section.method]
     except NudgingError as err:
         raise NudgingConfigError(f"{{nudging.method}}: {err}", "nudging.method") from None
+    if config_type is None:  # an untyped plug-in: the section, as before
+        return section
     own = {f.name for f in fields(config_type)}
     shared = [f for f in fields(section) if f.name not in COMMON]
     values = {f.name: getattr(section, f.name) for f in shared if f.name in own}
@@ -81,6 +85,8 @@ def build_corrector(section, context: CorrectorContext) -> Corrector:
     corrector = factory(method_settings(section), context)
     missing = [m for m in PROTOCOL if not hasattr(corrector, m)]
     if missing:
+        if callable(getattr(corrector, "close", None)):
+            corrector.close()  # its background reads
         raise NudgingError(
             f"nudging method {section.method!r} lacks {', '.join(missing)} of the corrector "
             "protocol (screamcast/rollout/nudging/corrector.py)"
