@@ -97,7 +97,7 @@ def main(argv=None) -> int:
             "rmse_by_day": daily_rmse([r["table"] for r in runs], 4),
             "seconds_per_step": float(np.median([r["seconds_per_step"] for r in runs])),
         }
-        Path(a.output).write_text(json.dumps(record, indent=1))
+        Path(a.output).write_text(json.dumps(record, indent=1) + "\n")
         print(tile, record["tiles"][tile]["seconds_per_step"], flush=True)
     return 0
 
