@@ -31,14 +31,14 @@ import xarray as xr
 
 from benchmarks.harness import Result
 from screamcast.config import DataConfig, ModelConfig, PipelineConfig, TrainConfig
-from screamcast.config.inference import GuardSection
+from screamcast.config.inference import GuardSection, StepperSection
 from screamcast.data.stats import compute_stats
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
 from screamcast.rollout.advance import advance
 from screamcast.rollout.guard import Guard
 from screamcast.rollout.nudging.relaxation import Relaxation
-from screamcast.rollout.stepper import GlobalStepper, Reassembly, StepperConfig
+from screamcast.rollout.stepper import GlobalStepper
 from screamcast.rollout.threads import rollout_threads
 from screamcast.rollout.writer import RolloutWriter
 from screamcast.sources.synthetic import write_store
@@ -72,7 +72,7 @@ def _setup(tmp: Path, n: int, tile: int, halo: int) -> dict:
     torch.nn.init.normal_(pipeline.net.head.weight, std=1e-3)  # not persistence
     grid = PhysicsGrid.for_face_size(n)
     static = np.stack([ds[v].values for v in d.static])
-    config = StepperConfig(Reassembly.INTRA_FACE, batch_size=27)
+    config = StepperSection(halo_adjoint=True, batch_size=27)  # intra-face
     stepper = GlobalStepper(pipeline, TileLayout(grid, tile, halo), static, config)
     times = ds.time.values
     nudger = Relaxation(

@@ -77,7 +77,6 @@ def one_block(ckpt: Path, store: Path, steps: int) -> dict:
     from screamcast.rollout.exchange import Exchange
     from screamcast.rollout.exchange_plan import ExchangePlan
     from screamcast.rollout.plan import plan_rollout
-    from screamcast.rollout.stepper import StepperConfig
 
     keys = {"checkpoint.path": str(ckpt), "initial_condition.data": str(store),
             "output.path": "unused.zarr", "output.steps": steps, "stepper.batch_size": BATCH,
@@ -86,9 +85,14 @@ def one_block(ckpt: Path, store: Path, steps: int) -> dict:
     layout = plan.layout()
     torch.set_num_threads(1)  # as each rank of the runs on several
     stepper = DomainStepper(
-        plan.pipeline(), layout, plan.static_fields, StepperConfig.of(plan.config.stepper, "cpu"),
-        ExchangePlan.build(layout, 0, 1), Exchange(0, 1),
-    )  # fmt: skip
+        plan.pipeline(),
+        layout,
+        plan.static_fields,
+        plan.config.stepper,
+        ExchangePlan.build(layout, 0, 1),
+        Exchange(0, 1),
+        "cpu",
+    )
     x = torch.as_tensor(plan.initial[: len(plan.prog)])  # (C, 6, n, n)
     times = plan.out_times
     start = time.perf_counter()

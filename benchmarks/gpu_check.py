@@ -30,6 +30,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from benchmarks.gpu_check_global import global_step_rates
+from screamcast.config.inference import StepperSection
 from screamcast.data.stats import Stats
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.model.pipeline import Pipeline, input_channels
@@ -37,8 +38,6 @@ from screamcast.model.unet import UNet
 from screamcast.rollout.stepper import (
     PRECISIONS,
     GlobalStepper,
-    Reassembly,
-    StepperConfig,
     inference_network,
     resolve_precision,
 )
@@ -187,7 +186,8 @@ def rollout_step_rate(
         pipeline,
         layout,
         np.zeros((len(STATIC), 6, n, n)),
-        StepperConfig(Reassembly.INTRA_FACE, str(device), batch, precision),
+        StepperSection(halo_adjoint=True, batch_size=batch, precision=precision),  # intra-face
+        str(device),
     )
     state = [torch.randn(len(PROG), 6, n, n)]
     t0, t1 = np.datetime64("2020-01-01T00"), np.datetime64("2020-01-01T01")

@@ -155,10 +155,13 @@ def test_perturbations_are_caught(name, perturb, tmp_path, monkeypatch):
         import dataclasses
 
         step_init = stepper.GlobalStepper.__init__
-        other = stepper.Reassembly.INTRA_FACE if perturb == "intra" else stepper.Reassembly.CROP
+        adjoint = perturb == "intra"  # the intra-face halo adjoint, or the crop
 
-        def swapped(self, pipeline, layout, static, config):
-            step_init(self, pipeline, layout, static, dataclasses.replace(config, reassembly=other))
+        def swapped(self, pipeline, layout, static, section, device=None):
+            other = dataclasses.replace(
+                section, halo_adjoint=adjoint, halo_adjoint_cross_face=False
+            )
+            step_init(self, pipeline, layout, static, other, device)
 
         monkeypatch.setattr(stepper.GlobalStepper, "__init__", swapped)
     off = mismatch(run_config(name, tmp_path), np.load(REFERENCES / f"{name}.npz"))

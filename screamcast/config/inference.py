@@ -21,7 +21,7 @@ from screamcast.config.strict import ConfigError
 
 def check_stepper_values(batch_size: int, precision: str, window: str) -> None:
     """The predictor's settings (the one check: the config's validation and every
-    ``StepperConfig``, screamcast/rollout/stepper.py, call it); errors name the key."""
+    ``GlobalStepper``, screamcast/rollout/stepper.py, call it); errors name the key."""
     if isinstance(batch_size, bool) or batch_size < 1:
         raise ConfigError(
             f"{{stepper.batch_size}} must be >= 1 (tiles per forward pass), got {batch_size}",
@@ -111,7 +111,8 @@ class StoresSection:
 
 @dataclass
 class StepperSection:
-    """How a step's tiles are predicted and reassembled."""
+    """How a step's tiles are predicted and reassembled: the one stepper config (the
+    rollout's steppers take it, with the device they run on)."""
 
     halo_adjoint: bool = False  # overlap-add the tiles' halo predictions inside each face
     halo_adjoint_cross_face: bool = False  # ... and across face edges (needs halo_adjoint)

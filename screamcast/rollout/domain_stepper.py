@@ -19,12 +19,13 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from screamcast.config.inference import StepperSection
 from screamcast.grid.tiling import TileLayout
 from screamcast.model.pipeline import Pipeline
 from screamcast.rollout.block_operator import BlockOperator
 from screamcast.rollout.exchange import Exchange
 from screamcast.rollout.exchange_plan import ExchangePlan
-from screamcast.rollout.stepper import GlobalStepper, StepperConfig
+from screamcast.rollout.stepper import GlobalStepper
 
 
 class DomainStepper(GlobalStepper):
@@ -39,15 +40,16 @@ class DomainStepper(GlobalStepper):
         pipeline: Pipeline,
         layout: TileLayout,
         static: np.ndarray,
-        config: StepperConfig,
+        section: StepperSection,
         plan: ExchangePlan,
         exchange: Exchange,
+        device: str | None = None,
     ):
-        super().__init__(pipeline, layout, static, config)
+        super().__init__(pipeline, layout, static, section, device)
         self.block = BlockOperator(self.op, plan, exchange)  # the stepper's operator
         tiles = torch.as_tensor(plan.block.tiles(layout.tiles_per_side))
         self.inputs = self.inputs.select(tiles)  # (F rows cols, K, S, S): only mine
-        self.overlap = config.overlap_exchange
+        self.overlap = section.overlap_exchange
         self.seconds = {"forward": 0.0, "halo_wait": 0.0, "reassembly": 0.0}
 
     @contextmanager

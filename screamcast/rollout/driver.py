@@ -33,7 +33,7 @@ from screamcast.rollout.domain import blocks, chunk_shape
 from screamcast.rollout.exchange_plan import ExchangePlan
 from screamcast.rollout.plan import RolloutError, RolloutPlan
 from screamcast.rollout.rollout_step import build_guard, build_step
-from screamcast.rollout.stepper import GlobalStepper, StepperConfig
+from screamcast.rollout.stepper import GlobalStepper
 from screamcast.rollout.writer import RolloutWriter
 
 
@@ -62,13 +62,19 @@ class Part:
         return self.plan.writer(path, None if whole else self.region, self.chunks)
 
     def stepper(self, device: str) -> GlobalStepper:
-        plan, config = self.plan, StepperConfig.of(self.plan.config.stepper, device)
+        plan, section = self.plan, self.plan.config.stepper
         if self.world == 1:
-            return GlobalStepper(plan.pipeline(), self.layout, plan.static_fields, config)
+            return GlobalStepper(plan.pipeline(), self.layout, plan.static_fields, section, device)
         from screamcast.rollout.domain_stepper import DomainStepper
 
         return DomainStepper(
-            plan.pipeline(), self.layout, plan.static_fields, config, self.exchanges, self.exchange
+            plan.pipeline(),
+            self.layout,
+            plan.static_fields,
+            section,
+            self.exchanges,
+            self.exchange,
+            device,
         )
 
     def nudging(self):

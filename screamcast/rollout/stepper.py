@@ -12,13 +12,12 @@ globe by faces instead (:class:`~screamcast.rollout.domain_stepper.DomainStepper
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from screamcast.config.choices import PRECISIONS
-from screamcast.config.inference import check_stepper_values
+from screamcast.config.inference import StepperSection, check_stepper_values
 from screamcast.grid.tiling import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import Pipeline
@@ -63,52 +62,28 @@ def inference_network(pipeline: Pipeline, device: torch.device, channels_last: b
     return pipeline.to(device, memory_format=fmt).eval()
 
 
-@dataclass(frozen=True)
-class StepperConfig:
-    """How :class:`GlobalStepper` runs: reassembly, device and arithmetic, batching."""
-
-    reassembly: Reassembly = Reassembly.CROP
-    device: str = "cpu"
-    batch_size: int = 16  # tiles per forward pass
-    precision: str = "auto"  # the network's: auto (bf16 autocast on CUDA), bf16 or fp32
-    channels_last: bool = True  # the network's convolutions in NHWC
-    window: str = "cosine"  # the overlap-add's tile window (screamcast.halo.tile_window)
-    overlap_exchange: bool = True  # several ranks: interior tiles' forwards hide the halo's
-
-    def __post_init__(self):
-        check_stepper_values(self.batch_size, self.precision, self.window)  # the one check
-
-    @classmethod
-    def of(cls, section, device: str) -> StepperConfig:
-        """From the inference config's ``stepper`` section, on ``device``."""
-        return cls(
-            Reassembly.from_flags(section.halo_adjoint, section.halo_adjoint_cross_face),
-            device,
-            section.batch_size,
-            section.precision,
-            section.channels_last,
-            window=section.window,
-            overlap_exchange=section.overlap_exchange,
-        )
-
-
 class GlobalStepper:
     def __init__(
         self,
         pipeline: Pipeline,
         layout: TileLayout,
         static: np.ndarray,
-        config: StepperConfig = StepperConfig(),
+        section: StepperSection | None = None,
+        device: str | None = None,
     ):
-        c = self.config = config  # checked when it was made
-        self.device = torch.device(c.device)
+        """``section``: the inference config's ``stepper`` settings (the one stepper config;
+        default its defaults), checked here as the config's validation checks them; ``device``:
+        where it runs (default the section's)."""
+        c = section or StepperSection()
+        check_stepper_values(c.batch_size, c.precision, c.window)
+        reassembly = Reassembly.from_flags(c.halo_adjoint, c.halo_adjoint_cross_face)
+        self.device = torch.device(device or c.device)
         self.precision = resolve_precision(c.precision, self.device)
         self.bounded = pipeline.bounded  # the outputs' bounds (screamcast.model.constraints)
         self.pipeline = inference_network(pipeline, self.device, c.channels_last)
         self.op = HaloOperator(layout, self.device)
         self.batch_size = c.batch_size
-        self.halo_adjoint = c.reassembly.halo_adjoint
-        self.cross_face = c.reassembly.cross_face
+        self.halo_adjoint, self.cross_face = reassembly.halo_adjoint, reassembly.cross_face
         self.window = c.window
         self.inputs = TileInputs(pipeline, layout, static, self.op)
         self.seconds: dict[str, float] = {}  # the parts of its steps it times (none here)

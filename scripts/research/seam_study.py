@@ -26,11 +26,12 @@ import torch
 
 from screamcast import checkpoint_format as fmt
 from screamcast import metrics as m
+from screamcast.config.inference import StepperSection
 from screamcast.data.stats import Stats
 from screamcast.data.store import open_store
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.model.pipeline import pipeline_of
-from screamcast.rollout.stepper import GlobalStepper, StepperConfig
+from screamcast.rollout.stepper import GlobalStepper
 
 ROOT = Path(__file__).resolve().parents[2]
 MODES = {  # name: (halo adjoint, cross-face, window)
@@ -78,7 +79,7 @@ def main() -> None:
         pipeline,
         TileLayout(grid, tile, halo),
         np.stack([ds[v].values for v in static]),
-        StepperConfig(batch_size=27),
+        StepperSection(batch_size=27),
     )
     scale = np.array([stats.diff_std[v] for v in prog])[:, None, None, None]
     masks = {

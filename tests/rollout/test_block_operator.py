@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 import torch
 
+from screamcast.config.inference import StepperSection
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.rollout.block_operator import BlockOperator
 from screamcast.rollout.domain import blocks, chunk_shape
 from screamcast.rollout.domain_stepper import DomainStepper
 from screamcast.rollout.exchange_plan import ExchangePlan
-from screamcast.rollout.stepper import GlobalStepper, StepperConfig
-from screamcast.step.reassembly import Reassembly
+from screamcast.rollout.stepper import GlobalStepper
 from tests.rollout.test_stepper import stepper
 
 
@@ -219,7 +219,9 @@ def test_the_domain_step_with_its_exchange_hidden_equals_one_rank(world, overlap
     torch.manual_seed(0)
     single = stepper(layout)  # a small U-Net on u, v with an orography
     batch = 1 if overlap else 4
-    config = StepperConfig(Reassembly.CROSS_FACE, batch_size=batch, overlap_exchange=overlap)
+    config = StepperSection(
+        halo_adjoint=True, halo_adjoint_cross_face=True, batch_size=batch, overlap_exchange=overlap
+    )
     single = GlobalStepper(single.pipeline, layout, np.zeros((1, 6, 32, 32)), config)
     x = torch.randn(2, 6, 32, 32, generator=torch.Generator().manual_seed(1))
     t0, t1 = np.datetime64("2000-06-01T00"), np.datetime64("2000-06-01T06")

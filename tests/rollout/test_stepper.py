@@ -115,27 +115,25 @@ def test_auto_precision_is_bf16_on_cuda_only_and_amx_bf16_is_found(tmp_path, mon
 
 
 @pytest.mark.parametrize(
-    "field, value, key",
-    [
-        ("batch_size", 0, "batch_size"),
-        ("precision", "fp16", "precision"),
-        ("window", "hann", "halo_adjoint_window"),
-    ],
+    "value, key",
+    [(0, "batch_size"), ("fp16", "precision"), ("hann", "halo_adjoint_window")],
 )
-def test_the_stepper_config_is_the_one_check_of_its_settings(field, value, key):
-    """A stepper config made in code is refused as the inference config's validation refuses
-    it (that validation builds one: the rule lives in one place), naming the key."""
-    from screamcast.config.inference import InferenceConfig
+def test_the_stepper_checks_its_settings_as_the_config_does(value, key):
+    """The stepper takes the inference config's ``stepper`` section itself (one stepper
+    config): made in code with a bad value it is refused as the config's validation refuses
+    it (one check), naming the key, before anything is built."""
+    from screamcast.config.inference import InferenceConfig, StepperSection
     from screamcast.config.strict import ConfigError
-    from screamcast.rollout.stepper import StepperConfig
+    from screamcast.rollout.stepper import GlobalStepper
 
+    section = StepperSection(halo_adjoint=True, **{key: value})  # the window needs it
     with pytest.raises(ConfigError) as made:
-        StepperConfig(**{field: value})
+        GlobalStepper(None, None, None, section)
     assert made.value.keys == (f"stepper.{key}",)
     assert made.value.template.startswith(f"{{stepper.{key}}} must be")
     keys = {"checkpoint.path": "c", "initial_condition.data": "d", "output.path": "o"}
     config = InferenceConfig.from_keys(keys | {f"stepper.{key}": value})
-    config.stepper.halo_adjoint = True  # the window needs it
+    config.stepper.halo_adjoint = True
     with pytest.raises(ConfigError) as validated:
         config.validate()
     assert validated.value.template == made.value.template

@@ -13,13 +13,14 @@ import xarray as xr
 from hydra import compose, initialize_config_dir
 
 from screamcast.config import register
+from screamcast.config.inference import StepperSection
 from screamcast.data.cube_samples import CubeSamples, static_fields
 from screamcast.data.stats import compute_stats
 from screamcast.data.store import dataset_grid, open_configured
 from screamcast.grid import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import build_pipeline
-from screamcast.rollout.stepper import GlobalStepper, StepperConfig
+from screamcast.rollout.stepper import GlobalStepper
 from screamcast.step.cube_predictor import CubePredictor
 from screamcast.step.reassembly import Reassembly
 from screamcast.step.step import Step
@@ -72,7 +73,7 @@ def test_its_step_is_the_rollouts_step(parts):
         pipeline,
         layout,
         static_fields(ds, list(cfg.data.static)),
-        StepperConfig(Reassembly.INTRA_FACE, precision="fp32", channels_last=False),
+        StepperSection(halo_adjoint=True, precision="fp32", channels_last=False),
     )
     rollout = stepper.step(sample["state"], times[t], times[t + 1])  # (C + D, 6, n, n)
     # the rollout clips precipitation at zero (the declared bounds, inference only)
