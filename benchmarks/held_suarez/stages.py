@@ -211,6 +211,7 @@ def emulator_cost(
     dycore's output, is left out (the climate rollout's cost includes both). ``whole_faces``:
     on inference tiles of a face each (``stepper.tile``; skill kept: the tiles lab book)."""
     from screamcast.config.inference import InferenceConfig
+    from screamcast.grid.physics import PhysicsGrid
     from screamcast.rollout.advance import GuardStop, advance
     from screamcast.rollout.driver import Part
     from screamcast.rollout.exchange import LocalExchange
@@ -218,18 +219,17 @@ def emulator_cost(
     from screamcast.rollout.rollout_step import build_guard, build_step
 
     steps = max(int(round(days * 4)), 1)
+    test = _open(paths["test"])
     keys = {
         "checkpoint.path": str(checkpoint),
         "initial_condition.data": str(paths["test"]),
-        "initial_condition.start": _open(paths["test"])["time"]
-        .values[3]
-        .strftime("%Y-%m-%dT%H:%M"),
+        "initial_condition.start": test["time"].values[3].strftime("%Y-%m-%dT%H:%M"),
         "output.path": str(work / "cost_rollout_never_written.zarr"),
         "output.steps": steps + 1,
         "stepper.halo_adjoint": True,  # intra-face, as the climate rollout
         "stepper.precision": precision,
         "guard.action": "off",  # a cost, not a climate
-        "stepper.tile": _face_size(paths["test"]) if whole_faces else None,
+        "stepper.tile": PhysicsGrid.from_name(test.attrs["grid"]).n if whole_faces else None,
     }
     plan = plan_rollout(InferenceConfig.from_keys(keys))
     stepper = Part(plan, LocalExchange()).stepper("cpu")  # the rollout's, on one rank
@@ -247,12 +247,6 @@ def emulator_cost(
     if len(marks) < 2:
         return float("nan")
     return (marks[-1] - marks[0]) / ((len(marks) - 1) / 4.0)
-
-
-def _face_size(store: Path) -> int:
-    from screamcast.grid.physics import PhysicsGrid
-
-    return PhysicsGrid.from_name(_open(store).attrs["grid"]).n
 
 
 def cost(climate_result: dict, truncation: int, days: float, emulator: dict, fastest: str) -> dict:

@@ -54,6 +54,12 @@ CLIMATE_SCALES = {"u_bias_rms": 1.5, "t_bias_rms": 0.8, "eke_error": 0.25}
 SHORT_FRACTION_WEIGHT = 5.0
 
 
+def short_fraction(held_days: list[float], days: float) -> float:
+    """The fraction of the asked run-days (``days`` each) that runs holding ``held_days``
+    fell short (a run that held longer than asked counts nothing short)."""
+    return sum(max(days - h, 0.0) for h in held_days) / (days * len(held_days))
+
+
 def climate_score(model: ZonalStats, truth: ZonalStats, short_fraction: float = 0.0) -> dict:
     """The free runs' climate against the truth's: its numbers and ``score`` (the sum of each
     number over its target scale, plus ``SHORT_FRACTION_WEIGHT`` x ``short_fraction``, the

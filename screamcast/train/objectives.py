@@ -22,7 +22,7 @@ from screamcast.step.cube_predictor import CubePredictor
 from screamcast.step.reassembly import Reassembly
 from screamcast.step.step import Step
 from screamcast.step.tile_inputs import TileInputs
-from screamcast.train.free_run import ClimateProbe, FreeRun, climate_score
+from screamcast.train.free_run import ClimateProbe, FreeRun, climate_score, short_fraction
 from screamcast.train.global_unroll import GlobalUnroll, lead_weights
 from screamcast.train.loss import no_change_loss, rollout_loss
 
@@ -134,8 +134,7 @@ class GlobalObjective:
             x = sample["state"][None].to(self.device)  # (1, C, 6, n, n)
             days, _ = self.free_run(x, self.times[int(sample["start"])], self.probe, stats)
             held.append(days)
-        asked = self.cfg.global_unroll.valid_free_days * len(held)
-        short = sum(max(self.cfg.global_unroll.valid_free_days - h, 0.0) for h in held) / asked
+        short = short_fraction(held, self.cfg.global_unroll.valid_free_days)
         return held, climate_score(stats, self.probe.truth, short)
 
     def _power(self, layout):

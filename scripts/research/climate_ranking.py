@@ -86,7 +86,7 @@ def score_set(checkpoint: Path, store: str, starts: list[str], days: float, trut
     from screamcast.rollout.exchange import LocalExchange
     from screamcast.rollout.plan import plan_rollout
     from screamcast.rollout.rollout_step import build_guard, build_step
-    from screamcast.train.free_run import ClimateProbe, FreeRun, climate_score
+    from screamcast.train.free_run import ClimateProbe, FreeRun, climate_score, short_fraction
 
     pooled, held, trips = None, [], []
     for start in starts:
@@ -108,7 +108,7 @@ def score_set(checkpoint: Path, store: str, starts: list[str], days: float, trut
         days_held, trip = run(x, plan.out_times[0], probe, pooled)
         held.append(days_held)
         trips.append(None if trip is None else str(trip))
-    short = sum(max(days - h, 0.0) for h in held) / (days * len(held))
+    short = short_fraction(held, days)
     return {"starts": starts, "held_days": held, "trips": trips} | climate_score(
         pooled, truth, short
     )
