@@ -12,7 +12,9 @@ the store in the staging directory; every rank writes its part of the initial st
 0 publishes the store (a new output appears with its first step on disk); a step counts as
 complete (``complete_steps``) only once every rank's part of it is on disk; a replaced output
 stays until the new one is complete. ``scores`` (an aggregator: ``record(step, time,
-fields)``) is fed every step on one rank; on several, the caller scores the finished output.
+fields)``, rank 0's) is fed every step as it is made, on any number of ranks: the ranks'
+parts of the step are gathered into the globe on rank 0 (:meth:`Part.score`), so an
+aggregator sees the same fields in the same order on 1 and N ranks.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Part:
         self.exchanges, self.region, self.chunks = None, None, None  # one rank: the globe
         self.corrector = plan.corrector  # on several ranks: its restriction (drive)
         self.blocks = blocks(self.world, self.layout.tiles_per_side)  # every rank's
+        self.scored = False  # any rank scores (drive): every rank sends rank 0 its part
         if self.world > 1:
             self.exchanges = ExchangePlan.build(self.layout, self.rank, self.world)
             self.region = self.exchanges.block.region(self.layout.tile)
@@ -92,6 +95,30 @@ class Part:
             return self.plan.initial
         return self.plan.initial_state(self.region)
 
+    def score(self, scores, k: int, when, fields: np.ndarray) -> None:
+        """Feed ``scores`` (rank 0's aggregator; None on the other ranks) step ``k`` at
+        ``when``: this part's ``fields (V, F, h, w)``, on several ranks gathered into the
+        globe's ``(V, 6, n, n)`` on rank 0 (every rank takes part)."""
+        if not self.scored:
+            return
+        globe = self.whole(fields)
+        if scores is not None:
+            scores.record(k, when, globe)
+
+    def whole(self, fields: np.ndarray) -> np.ndarray | None:
+        """The globe ``(V, 6, n, n)`` on rank 0 from every rank's part ``(V, F, h, w)``;
+        None on the other ranks (one rank: ``fields`` itself)."""
+        if self.region is None:
+            return fields
+        parts = self.exchange.collect(fields)
+        if parts is None:
+            return None
+        n = self.plan.grid.n
+        globe = np.empty((fields.shape[0], 6, n, n), fields.dtype)
+        for block, part in zip(self.blocks, parts, strict=True):
+            globe[(slice(None), *block.region(self.layout.tile))] = part
+        return globe
+
     def commit_previous(self, writer: RolloutWriter, k: int) -> None:
         """Once every rank's part of step ``k`` is written, rank 0 counts it complete (one
         rank's writer counts each step itself once it is written)."""
@@ -104,9 +131,11 @@ class Part:
 
 
 def drive(plan: RolloutPlan, exchange, device: str, scores=None) -> dict:
-    """Run (or resume) ``plan`` as ``exchange.rank`` of ``exchange.world``; returns this
-    rank's numbers (``steps_run``, ``wall_s``, the exchanges' bytes and time)."""
+    """Run (or resume) ``plan`` as ``exchange.rank`` of ``exchange.world``, feeding ``scores``
+    (rank 0's aggregator, or None) every step; returns this rank's numbers (``steps_run``,
+    ``wall_s``, the exchanges' bytes and time)."""
     part = Part(plan, exchange)
+    part.scored = exchange.any(scores is not None)
     lock = FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True)
     initial, failure = None, None
     try:  # each rank reads (and checks) the initial state of its part only
@@ -227,7 +256,7 @@ def _run(part: Part, initial, device: str, scores) -> dict:
 
 class _Emit:
     """What each step's fields go to: this part's writer (the step before committed once
-    every rank's is on disk), ``scores`` (one rank) and rank 0's progress bar."""
+    every rank's is on disk), ``scores`` (rank 0's, the globe) and rank 0's progress bar."""
 
     def __init__(self, part: Part, writer: RolloutWriter, scores, k0: int):
         self.part, self.writer, self.scores, self.k0 = part, writer, scores, k0
@@ -239,8 +268,7 @@ class _Emit:
         self.part.commit_previous(self.writer, k - 1)  # step k - 1: every rank's is on disk
         self.writer.append(times[k], y.numpy())  # written while the next step runs
         self.writing += time.perf_counter() - start
-        if self.scores is not None:
-            self.scores.record(k, times[k], y.numpy())
+        self.part.score(self.scores, k, times[k], y.numpy())
         if self.bar is not None:
             self.bar.update(1)
             hours = (k - self.k0) * seconds(self.part.plan.dt) / 3600.0
@@ -265,14 +293,13 @@ def _write_initial(part: Part, writer: RolloutWriter, initial, scores) -> tuple[
         part.exchange.barrier()
         writer.close()
         writer.path = plan.output
-    if scores is not None:
-        scores.record(0, plan.out_times[0], initial)
+    part.score(scores, 0, plan.out_times[0], initial)
     return 0, torch.as_tensor(initial[: len(plan.prog)])
 
 
 def _resumed(part: Part, writer: RolloutWriter, scores) -> tuple[int, torch.Tensor]:
-    """The step to continue from and this part's prognostic state there; one rank's
-    ``scores`` fed the steps already written."""
+    """The step to continue from and this part's prognostic state there; rank 0's
+    ``scores`` fed the steps already written (read back from the output)."""
     plan = part.plan
     done, last_time, fields = writer.recover()
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])

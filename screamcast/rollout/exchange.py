@@ -73,6 +73,13 @@ class Exchange:
         dist.all_gather_object(every, value)
         return every
 
+    def collect(self, value) -> list | None:
+        """Every rank's ``value`` in rank order on rank 0, None on the others (a step's blocks
+        for the scores; not counted in ``sent_bytes``, the exchanges' arithmetic)."""
+        every = [None] * self.world if self.rank == 0 else None
+        dist.gather_object(value, every, dst=0)
+        return every
+
 
 class LocalExchange(LocalReduction):
     """The exchange of one rank that holds the whole globe: nothing to send, every
@@ -87,6 +94,9 @@ class LocalExchange(LocalReduction):
         pass
 
     def gather(self, value) -> list:
+        return [value]
+
+    def collect(self, value) -> list:
         return [value]
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import torch
 
 from screamcast.config.inference import InferenceConfig
-from screamcast.rollout.driver import drive, record_written
+from screamcast.rollout.driver import drive
 from screamcast.rollout.exchange import Exchange, LocalExchange
 from screamcast.rollout.plan import RolloutError, RolloutPlan, plan_rollout
 from screamcast.rollout.rollout_step import check_correctors
@@ -50,15 +50,11 @@ def run_rollout(
     summary = {"output": str(plan.output), "steps": config.output.steps, "attrs": plan.attrs}
     try:
         rank, world, device = _ranks(config.stepper.device, config.stepper.timeout_minutes)
-        # one rank scores each step as it runs; on several, rank 0 scores the finished output
-        scores = scoring(plan) if scoring is not None and world == 1 else None
+        # rank 0 scores each step as it runs (on several ranks, the globe gathered to it)
+        scores = scoring(plan) if scoring is not None and rank == 0 else None
         with rollout_threads(config.stepper.threads) as (threads, why):
             summary |= {"threads": threads, "threads_from": why, "rank": rank}
             summary["exchange"] = _drive(plan, rank, world, device, scores)
-        if world > 1 and rank == 0 and scoring is not None:
-            scores = scoring(plan)
-            if scores is not None:
-                record_written(plan, scores, range(config.output.steps + 1))
     finally:
         if plan.corrector is not None:
             plan.corrector.close()
@@ -70,7 +66,7 @@ def _drive(plan: RolloutPlan, rank: int, world: int, device: str, scores) -> dic
     if world == 1:
         return drive(plan, LocalExchange(), device, scores)
     try:
-        return drive(plan, Exchange(rank, world, device), device)
+        return drive(plan, Exchange(rank, world, device), device, scores)
     except RuntimeError as err:  # gloo's and NCCL's words for a lost rank
         lost = _lost_rank(str(err), plan.config.stepper.timeout_minutes)
         if lost is None:

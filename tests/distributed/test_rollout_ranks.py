@@ -9,6 +9,7 @@ Bit for bit needs the network's batches to be the same tiles on one rank and on 
 straddle ranks' tiles give the same convolutions on other batch shapes, which the CPU's kernels
 round differently: equal to float32 rounding (measured below)."""
 
+import json
 import os
 import signal
 import subprocess
@@ -34,11 +35,12 @@ REASSEMBLY = {
     "cross-face": ["--halo-adjoint", "--halo-adjoint-cross-face"],
 }
 VARIABLES = [*PROG, "precip"]
+SCORES = Path(__file__).with_name("ranks_scores.py")  # an aggregator that records its feed
 
 
-def ranks(n: int, argv: list[str]) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone",
-            "--nproc-per-node", str(n), str(SCRIPT), *argv]  # fmt: skip
+def ranks(n: int, argv: list[str], script: Path = SCRIPT) -> list[str]:
+    launch = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    return [*launch, "--nproc-per-node", str(n), str(script), *argv]
 
 
 def run(cmd: list[str]) -> None:
@@ -142,7 +144,27 @@ def test_three_ranks_equal_one_rank_bit_for_bit(
     threads, and the benchmark's record)."""
     equal_on_ranks(3, "intra-face", 4, (tiny_checkpoint, tiny_store, tiny_reference), tmp_path)
     scores = [(tmp_path / f"{p}_metrics.json").read_text() for p in ("one", "many")]
-    assert scores[0] == scores[1]  # scored by rank 0 from the finished output: the same
+    assert scores[0] == scores[1]  # rank 0 scored the globe gathered each step: the same
+
+
+@pytest.mark.distributed
+def test_the_scores_are_fed_the_globe_each_step_as_on_one_rank(
+    tiny_checkpoint, tiny_store, tmp_path
+):
+    """On 3 ranks (whole faces each) rank 0's aggregator is fed each step's globe while the
+    rollout runs (the output then holds fewer complete steps than the run's 4), the same
+    fields in the same order as on one rank: no finished output read back."""
+    fed, flags = {}, ["--steps", "3", "--batch-size", "4"]  # a face's tiles a batch
+    for world in (1, 3):
+        out, report = tmp_path / f"r{world}.zarr", tmp_path / f"r{world}.json"
+        argv = [str(SCORES), str(report), *args(tiny_checkpoint, tiny_store, out, *flags)]
+        run([sys.executable, *argv] if world == 1 else ranks(world, argv[1:], script=SCORES))
+        fed[world] = json.loads(report.read_text())
+    assert [f["step"] for f in fed[3]] == [0, 1, 2, 3]
+    assert all(f["shape"] == [len(VARIABLES), 6, 16, 16] for f in fed[3])
+    assert [f["sha"] for f in fed[3]] == [f["sha"] for f in fed[1]]
+    # fed while it ran: step k once steps 0..k-1 were complete (the initial step once it is)
+    assert [f["done"] for f in fed[3]] == [1, 1, 2, 3], fed[3]
 
 
 @pytest.mark.distributed
