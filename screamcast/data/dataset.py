@@ -32,10 +32,11 @@ from screamcast.data.arrays import (
 from screamcast.data.calendar import decode_group_time
 from screamcast.data.crop_sampler import CropSampler, time_range, window_starts
 from screamcast.data.forcing import (
-    cos_zenith_from_terms,
     extended_position_features,
-    hour_angle_from_terms,
+    forcing_fields,
+    forcing_names,
     solar_terms,
+    trig_channels,
 )
 from screamcast.data.in_memory import InMemoryExtendedFaces
 from screamcast.data.lazy_crops import LazyCropReads
@@ -267,6 +268,25 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
             return [self._from_region(arrays, *d) for d in draws]
         return [self._read_lazy(arrays, *d) for d in draws]
 
+    def _forcing(self, static: np.ndarray, when: np.ndarray) -> np.ndarray:
+        """The forcing channels (:func:`~screamcast.data.forcing.forcing_names`) of crops
+        whose inputs are ``static (B, F + K, S, S)`` at the store's time indices ``when (B,
+        k + 1)``: ``(B, k + 1, Fc, S, S)``, by the builder the rollout's tiles use."""
+        B, _, S, _ = static.shape
+        names = forcing_names(self.solar_time, self.insolation)
+        if not names:  # a world without a sun: no forcing channels
+            return np.empty((B, when.shape[1], 0, S, S), np.float32)
+        trig = static[:, self._trig, None].astype(np.float64)  # (B, 4, 1, S, S)
+        trig = trig.transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
+        terms = self._solar[:, when, None, None]  # (4, B, k + 1, 1, 1)
+        fields = forcing_fields(names, terms, trig)  # Fc x (B, k + 1, S, S)
+        return np.stack(fields, axis=2).astype(np.float32)  # (B, k + 1, Fc, S, S)
+
+    @cached_property
+    def _trig(self) -> list[int]:
+        """The static channels holding sin, cos of latitude and longitude."""
+        return trig_channels(len(self.static), self.grid_metric)
+
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         return self.__getitems__([index])[0]
 
@@ -295,20 +315,11 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
             static[b, F:] = self._position[(slice(None), *win)]  # (K, S, S)
             area[b] = self.geo.area[win[1:]]  # the same on every face
             when[b] = np.arange(t, t + k + 1)
-        trig = static[:, -4:, None].astype(np.float64).transpose(1, 0, 2, 3, 4)  # (4, B, 1, S, S)
-        terms = self._solar[:, when, None, None]  # (4, B, k + 1, 1, 1)
-        cz = cos_zenith_from_terms(terms, *trig)  # (B, k + 1, S, S)
-        forcing = [np.maximum(0.0, cz)]  # insolation / S0
-        if self.solar_time:  # and the local solar time as cos, sin
-            forcing += hour_angle_from_terms(terms, *trig[2:])
-        forcing = np.stack(forcing, axis=2).astype(np.float32)  # (B, k + 1, Fc, S, S)
-        if not self.insolation:  # a world without a sun: no forcing channels
-            forcing = forcing[:, :, :0]  # (B, k + 1, 0, S, S)
         area /= area.mean(axis=(1, 2), keepdims=True)
         batch = {
             "state": state,
             "target": target,  # (B, k, C + D, S, S)
-            "forcing": forcing,  # (B, k + 1, Fc, S, S)
+            "forcing": self._forcing(static, when),  # (B, k + 1, Fc, S, S)
             "static": static,
             "area": area,
             "time": np.array([d[0] for d in draws]),

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from screamcast.grid.metric import METRIC_CHANNELS, grid_jacobian
+from screamcast.grid.metric import grid_jacobian
 
 if TYPE_CHECKING:
     from screamcast.grid.extended import ExtendedFaceGeometry
@@ -93,6 +93,45 @@ def hour_angle_from_terms(terms, sin_lon, cos_lon):
     return cos_a * cos_lon - sin_a * sin_lon, sin_a * cos_lon + cos_a * sin_lon
 
 
+# the position inputs (the static channels after the store's static variables), by name:
+# the grid's metric when asked, then the trigonometry the insolation is evaluated from
+METRIC_NAMES = ("east_per_x", "north_per_x", "east_per_y", "north_per_y")
+TRIG_NAMES = ("sin_lat", "cos_lat", "sin_lon", "cos_lon")
+# the forcing channels at each time of a step, by name (the insolation / S0, and with
+# ``data.solar_time`` the local solar time as the hour angle's cosine and sine)
+FORCING_NAMES = ("insolation", "cos_hour_angle", "sin_hour_angle")
+
+
+def position_names(grid_metric: bool) -> tuple[str, ...]:
+    """The position inputs' channels in order (:func:`extended_position_features`)."""
+    return (METRIC_NAMES if grid_metric else ()) + TRIG_NAMES
+
+
+def trig_channels(n_static: int, grid_metric: bool) -> list[int]:
+    """Where sin, cos of latitude and longitude lie among a model's static inputs: its
+    ``n_static`` static variables, then the position features, found by their names."""
+    names = position_names(grid_metric)
+    return [n_static + names.index(name) for name in TRIG_NAMES]
+
+
+def forcing_names(solar_time: bool, insolation: bool = True) -> tuple[str, ...]:
+    """The forcing channels a model takes at each time of a step (none without a sun)."""
+    if not insolation:
+        return ()
+    return FORCING_NAMES if solar_time else FORCING_NAMES[:1]
+
+
+def forcing_fields(names: tuple[str, ...], terms, trig) -> list:
+    """The forcing channels ``names`` (:func:`forcing_names`) from :func:`solar_terms` and
+    the points' ``trig`` (sin, cos of latitude and longitude, ``TRIG_NAMES``' order): the one
+    builder of training's crops (numpy) and the rollout's tiles (torch, on their device),
+    arithmetic only, the same operations in the same order either way."""
+    fields = {"insolation": cos_zenith_from_terms(terms, *trig).clip(min=0.0)}
+    if "cos_hour_angle" in names or "sin_hour_angle" in names:
+        fields["cos_hour_angle"], fields["sin_hour_angle"] = hour_angle_from_terms(terms, *trig[2:])
+    return [fields[name] for name in names]
+
+
 def insolation(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     """Top-of-atmosphere insolation in W m-2, ``(T, *lat.shape)``."""
     return SOLAR_CONSTANT * np.maximum(0.0, cos_zenith(time, lat, lon))
@@ -105,7 +144,7 @@ def position_features(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
 
 def position_channels(grid_metric: bool) -> int:
     """The position inputs' channels: the grid's metric (if asked), then sin/cos lat, lon."""
-    return 4 + (METRIC_CHANNELS if grid_metric else 0)
+    return len(position_names(grid_metric))
 
 
 def extended_position_features(geo: ExtendedFaceGeometry, grid_metric: bool) -> np.ndarray:

@@ -17,16 +17,17 @@ from types import SimpleNamespace
 import torch
 from torch import nn
 
-from screamcast.data.forcing import position_channels
+from screamcast.data.forcing import forcing_names, position_channels
 from screamcast.data.stats import Stats
 from screamcast.model import constraints
 from screamcast.model.hyperdiffusion import check_nu, hyperdiffuse
 
 
 def forcing_channels(solar_time: bool, insolation: bool = True) -> int:
-    """Insolation at t and t+1; with ``solar_time`` also cos, sin of the hour angle at both;
-    none without ``insolation``."""
-    return 2 * (3 if solar_time else 1) if insolation else 0
+    """The forcing's channels: each of :func:`~screamcast.data.forcing.forcing_names` at t
+    and t+1 (the insolation; with ``solar_time`` also cos, sin of the hour angle; none
+    without a sun)."""
+    return 2 * len(forcing_names(solar_time, insolation))
 
 
 class Pipeline(nn.Module):

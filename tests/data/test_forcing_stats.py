@@ -4,7 +4,20 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from screamcast.data.forcing import SOLAR_CONSTANT, insolation, position_features
+from screamcast.data.forcing import (
+    SOLAR_CONSTANT,
+    extended_position_features,
+    forcing_fields,
+    forcing_names,
+    insolation,
+    position_features,
+    position_names,
+    solar_terms,
+    trig_channels,
+)
+from screamcast.grid import TileLayout
+from screamcast.grid.extended import ExtendedFaceGeometry
+from screamcast.grid.metric import METRIC_CHANNELS
 from screamcast.data.stats import Stats, compute_stats
 from screamcast.grid import PhysicsGrid
 
@@ -26,6 +39,36 @@ def test_global_mean_insolation_is_a_quarter_of_s0():
 def test_position_features():
     f = position_features(np.array([30.0]), np.array([90.0]))
     np.testing.assert_allclose(f[:, 0], [0.5, np.sqrt(3) / 2, 1.0, 0.0], atol=1e-7)
+
+
+@pytest.mark.parametrize("metric", [False, True])
+def test_the_position_channels_found_by_name_hold_the_trigonometry(metric):
+    """Among 2 static variables and the position features, ``trig_channels`` finds sin, cos
+    of latitude and longitude of each pixel (with the metric's 4 channels before them)."""
+    geo = ExtendedFaceGeometry(TileLayout(PhysicsGrid.for_face_size(8), 4, 2))
+    features = extended_position_features(geo, metric)  # (K, 6, P, P)
+    assert len(features) == len(position_names(metric)) == 4 + METRIC_CHANNELS * metric
+    static = np.concatenate([np.zeros((2, *features.shape[1:]), np.float32), features])
+    trig = static[trig_channels(2, metric)]  # (4, 6, P, P)
+    np.testing.assert_allclose(trig, position_features(geo.lat, geo.lon), rtol=0, atol=0)
+
+
+def test_the_forcing_channels_by_name():
+    """Insolation alone, with the solar time, or none without a sun; in numpy as in torch."""
+    assert forcing_names(False) == ("insolation",)
+    assert forcing_names(True) == ("insolation", "cos_hour_angle", "sin_hour_angle")
+    assert forcing_names(True, insolation=False) == ()
+    lat, lon = np.array([0.0, 0.0, 60.0]), np.array([0.0, 180.0, 90.0])
+    noon = np.array([np.datetime64("2020-03-21T12:00")])
+    trig = position_features(lat, lon).astype(np.float64)  # (4, 3)
+    sun, cos_h, sin_h = forcing_fields(forcing_names(True), solar_terms(noon), trig)
+    np.testing.assert_allclose(sun * SOLAR_CONSTANT, insolation(noon, lat, lon)[0], atol=1e-3)
+    np.testing.assert_allclose(cos_h[:2], [1.0, -1.0], atol=1e-3)  # noon, midnight
+    torch = pytest.importorskip("torch")
+    terms = [torch.as_tensor(t) for t in solar_terms(noon)]
+    got = forcing_fields(forcing_names(True), terms, torch.as_tensor(trig).unbind(0))
+    for a, b in zip(got, (sun, cos_h, sin_h), strict=True):
+        assert np.array_equal(a.numpy(), b)
 
 
 def test_stats_match_a_direct_computation_and_round_trip(tiny_store, tmp_path):
