@@ -15,11 +15,10 @@ from screamcast.data.forcing import (
     solar_terms,
     trig_channels,
 )
-from screamcast.grid import TileLayout
+from screamcast.data.stats import Stats, compute_stats
+from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.grid.metric import METRIC_CHANNELS
-from screamcast.data.stats import Stats, compute_stats
-from screamcast.grid import PhysicsGrid
 
 
 def test_insolation_at_known_points():
