@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from screamcast.data.batch import CubeBatch
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.step.cube_predictor import CubePredictor
@@ -33,11 +34,11 @@ def global_unroll(pipeline, device, n: int, tile: int, halo: int, k: int, recomp
     loss = loss_function("area_weighted_mse")
     unroll = GlobalUnroll(step, loss, scale, mean, area, weights, recompute)
     C, V = pipeline.n_prognostic, len(pipeline.prognostic) + len(pipeline.diagnostic)
-    batch = {
-        "state": torch.randn(1, C, 6, n, n, device=device),
-        "target": torch.randn(1, k, V, 6, n, n, device=device),
-        "start": torch.zeros(1, dtype=torch.long),
-    }
+    batch = CubeBatch(
+        state=torch.randn(1, C, 6, n, n, device=device),
+        target=torch.randn(1, k, V, 6, n, n, device=device),
+        start=torch.zeros(1, dtype=torch.long),
+    )
     times = np.datetime64("2020-01-01T00") + np.arange(k + 1) * np.timedelta64(1, "h")
     return unroll, batch, times
 

@@ -19,12 +19,14 @@ import numpy as np
 import torch
 import xarray as xr
 
+from screamcast.data.batch import CubeBatch
 from screamcast.data.crop_sampler import segments_of, window_starts
 
 
 class CubeSamples(torch.utils.data.Dataset):
-    """``{"state": (C, 6, n, n), "target": (k, C + D, 6, n, n), "start": ()}`` per index;
-    ``start``: the time index of the state (the forcing's times are the trainer's)."""
+    """A :class:`~screamcast.data.batch.CubeBatch` sample per index: ``state (C, 6, n, n)``,
+    ``target (k, C + D, 6, n, n)``, ``start ()`` the time index of the state (the forcing's
+    times are the trainer's)."""
 
     def __init__(
         self,
@@ -68,7 +70,7 @@ class CubeSamples(torch.utils.data.Dataset):
             return 0
         return int(np.random.default_rng([self.seed, index, 2]).integers(len(self.augment)))
 
-    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+    def __getitem__(self, index: int) -> CubeBatch:
         t = self.start(index)
         window = slice(t, t + self.steps + 1)
         values = np.stack(
@@ -83,11 +85,11 @@ class CubeSamples(torch.utils.data.Dataset):
                 f"{self.ds.attrs.get('screamcast_url', 'the store')}: non-finite values in "
                 f"{', '.join(bad)} at times {t}..{t + self.steps}"
             )
-        return {
-            "state": torch.from_numpy(values[0, : self.C].copy()),
-            "target": torch.from_numpy(values[1:].copy()),
-            "start": torch.tensor(t),
-        }
+        return CubeBatch(
+            state=torch.from_numpy(values[0, : self.C].copy()),  # (C, 6, n, n)
+            target=torch.from_numpy(values[1:].copy()),  # (k, C + D, 6, n, n)
+            start=torch.tensor(t),
+        )
 
 
 def static_fields(ds: xr.Dataset, static: list[str]) -> np.ndarray:

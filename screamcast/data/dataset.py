@@ -29,6 +29,7 @@ from screamcast.data.arrays import (
     is_column_store,
     read_units,
 )
+from screamcast.data.batch import CropBatch
 from screamcast.data.calendar import decode_group_time
 from screamcast.data.crop_sampler import CropSampler, time_range, window_starts
 from screamcast.data.forcing import (
@@ -287,10 +288,10 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
         """The static channels holding sin, cos of latitude and longitude."""
         return trig_channels(len(self.static), self.grid_metric)
 
-    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+    def __getitem__(self, index: int) -> CropBatch:
         return self.__getitems__([index])[0]
 
-    def __getitems__(self, indices: list[int]) -> list[dict[str, torch.Tensor]]:
+    def __getitems__(self, indices: list[int]) -> list[CropBatch]:
         """The samples of a batch, made together (the DataLoader calls this): insolation for
         all at once, no per-sample tensors. Each sample's tensors are views of ``(B, ...)``
         batch tensors."""
@@ -316,15 +317,15 @@ class CropDataset(InMemoryExtendedFaces, LazyCropReads, torch.utils.data.Dataset
             area[b] = self.geo.area[win[1:]]  # the same on every face
             when[b] = np.arange(t, t + k + 1)
         area /= area.mean(axis=(1, 2), keepdims=True)
-        batch = {
-            "state": state,
-            "target": target,  # (B, k, C + D, S, S)
-            "forcing": self._forcing(static, when),  # (B, k + 1, Fc, S, S)
-            "static": static,
-            "area": area,
-            "time": np.array([d[0] for d in draws]),
-            "face": np.array([d[1] for d in draws]),
-            "origin": np.array([d[2:] for d in draws]).reshape(B, 2),
-        }
-        batch = {key: torch.from_numpy(value) for key, value in batch.items()}
-        return [{key: value[b] for key, value in batch.items()} for b in range(B)]
+        batch = CropBatch(
+            state=state,
+            target=target,  # (B, k, C + D, S, S)
+            forcing=self._forcing(static, when),  # (B, k + 1, Fc, S, S)
+            static=static,
+            area=area,
+            time=np.array([d[0] for d in draws]),
+            face=np.array([d[1] for d in draws]),
+            origin=np.array([d[2:] for d in draws]).reshape(B, 2),
+        )
+        batch = CropBatch(*(torch.from_numpy(value) for value in batch))
+        return [CropBatch(*(value[b] for value in batch)) for b in range(B)]

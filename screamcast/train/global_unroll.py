@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from screamcast.data.batch import CubeBatch
 from screamcast.step.step import Step
 from screamcast.train.climate_losses import spectral_loss, time_mean_loss
 from screamcast.train.losses import LossFunction
@@ -71,10 +72,10 @@ class GlobalUnroll:
     def _fields(self, x: torch.Tensor, t0s, t1s) -> torch.Tensor:
         return self.step(x, t0s, t1s).fields()  # (B, C + D, 6, n, n)
 
-    def __call__(self, batch: dict, times: np.ndarray):
-        x, target = batch["state"], batch["target"]  # (B, C, 6, n, n), (B, k, V, 6, n, n)
+    def __call__(self, batch: CubeBatch, times: np.ndarray):
+        x, target = batch.state, batch.target  # (B, C, 6, n, n), (B, k, V, 6, n, n)
         B, k, C = len(x), target.shape[1], x.shape[1]
-        start = batch["start"].cpu().numpy()
+        start = batch.start.cpu().numpy()
         area = self.area.to(x.device).flatten(0, 1).expand(B, -1, -1)  # (B, 6 n, n)
         if self.input_noise and torch.is_grad_enabled():  # training only; the RNG is the run's
             sigma = self.scale[:, :C].to(x).unsqueeze(2)  # (1, C, 1, 1, 1): diff_std
@@ -111,10 +112,10 @@ class GlobalUnroll:
             out = out + time_mean * preds.shape[1] * time_mean_loss(preds, target, area, std)
         return out
 
-    def no_change(self, batch: dict) -> torch.Tensor:
+    def no_change(self, batch: CubeBatch) -> torch.Tensor:
         """The first step's loss of the no-change predictor (the state kept, the diagnostics
         at their training mean): what a network that learnt nothing scores."""
-        x, target = batch["state"], batch["target"][:, 0]  # (B, C, ..), (B, V, 6, n, n)
+        x, target = batch.state, batch.target[:, 0]  # (B, C, ..), (B, V, 6, n, n)
         B, C, D = len(x), x.shape[1], target.shape[1] - x.shape[1]
         mean = self.mean.to(x)[0, C:].view(1, D, 1, 1, 1).expand(B, D, *x.shape[2:])
         trivial = torch.cat([x, mean], dim=1)  # (B, V, 6, n, n)

@@ -23,6 +23,7 @@ from omegaconf import OmegaConf
 from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
 from screamcast.config import TrainConfig, check_schema
+from screamcast.data.batch import CropBatch, CubeBatch
 from screamcast.data.calendar import calendar_of, seconds
 from screamcast.data.compatible import channel_levels
 from screamcast.data.credentials import scrub
@@ -217,7 +218,7 @@ class Trainer:
             loader, valid_loader, use_distributed_sampler=False
         )
 
-    def train_step(self, batch: dict) -> float:
+    def train_step(self, batch: CropBatch | CubeBatch) -> float:
         """One optimizer step; returns the loss averaged over the ranks."""
         cfg = self.cfg
         self.pipeline.train()
@@ -244,7 +245,7 @@ class Trainer:
         with torch.no_grad():
             for batch in self.valid_loader:
                 loss, trivial = self.objective.validation(batch)
-                count = len(batch["state"])
+                count = len(batch.state)
                 total[0] += loss.detach() * count
                 total[1] += trivial * count
                 total[2] += count

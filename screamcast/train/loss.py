@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import torch
 
+from screamcast.data.batch import CropBatch
 from screamcast.model.pipeline import Pipeline
 from screamcast.model.stepper import CropStepper
 from screamcast.train.losses import LossFunction, area_weighted_mse
 
 
 def no_change_loss(
-    pipeline: Pipeline, batch: dict, loss: LossFunction = area_weighted_mse
+    pipeline: Pipeline, batch: CropBatch, loss: LossFunction = area_weighted_mse
 ) -> torch.Tensor:
     """The one-step loss of the trivial predictor: the state unchanged, the diagnostics at their
     mean (a network that outputs zeros). A validation loss that sits here has learnt nothing."""
-    state, target, area = batch["state"], batch["target"][:, 0], batch["area"]
+    state, target, area = batch.state, batch.target[:, 0], batch.area
     C = state.shape[1]
     mean = pipeline.mean[:, C:].expand(len(state), -1, *state.shape[-2:])  # (B, D, S, S)
     trivial = torch.cat([state, mean], dim=1)  # (B, C + D, S, S)
@@ -25,7 +26,7 @@ def no_change_loss(
 
 def rollout_loss(
     pipeline: Pipeline,
-    batch: dict,
+    batch: CropBatch,
     halo: int,
     weights: torch.Tensor | None = None,
     loss: LossFunction = area_weighted_mse,
@@ -33,9 +34,9 @@ def rollout_loss(
     """Unroll ``k`` steps; before each next step the crop's outer ``halo`` ring (its lateral
     boundary) is reset to the truth, as the neighbouring tiles would supply it in a rollout.
     Returns (summed loss, per-variable loss of the first step)."""
-    state, target = batch["state"], batch["target"]  # (B, C, S, S), (B, k, C + D, S, S)
-    stepper = CropStepper(pipeline, batch["forcing"], batch["static"])
-    area = batch["area"]
+    state, target = batch.state, batch.target  # (B, C, S, S), (B, k, C + D, S, S)
+    stepper = CropStepper(pipeline, batch.forcing, batch.static)
+    area = batch.area
     C, k = state.shape[1], target.shape[1]
     scale = pipeline.loss_scale()
     total, first = 0.0, None

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from screamcast.config.training import UNROLLS
+from screamcast.data.batch import CropBatch, CubeBatch
 from screamcast.data.calendar import seconds
 from screamcast.data.crop_sampler import segments_of, time_range
 from screamcast.data.cube_samples import CubeSamples, static_fields
@@ -65,12 +66,12 @@ class CropObjective:
         valid = CropDataset.from_config(d, "valid", layout, times, k, seed=seed, **runs)
         return train, valid, d.batch_size, d.valid_samples
 
-    def __call__(self, batch: dict):
-        w = self.weights.to(batch["state"].device) if self.cfg.lead_weights else None
+    def __call__(self, batch: CropBatch):
+        w = self.weights.to(batch.state.device) if self.cfg.lead_weights else None
         return rollout_loss(self.pipeline, batch, self.halo, w, loss=self.loss)
 
-    def validation(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        one_step = {**batch, "target": batch["target"][:, :1]}
+    def validation(self, batch: CropBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        one_step = batch.one_step()
         loss, _ = rollout_loss(self.pipeline, one_step, 0, loss=self.loss)
         return loss, no_change_loss(self.pipeline, one_step, self.loss)
 
@@ -131,8 +132,8 @@ class GlobalObjective:
         zonal statistics over every run's days, against the training data's)."""
         stats, held = self.probe.stats(), []
         for sample in samples:
-            x = sample["state"][None].to(self.device)  # (1, C, 6, n, n)
-            days, _ = self.free_run(x, self.times[int(sample["start"])], self.probe, stats)
+            x = sample.state[None].to(self.device)  # (1, C, 6, n, n)
+            days, _ = self.free_run(x, self.times[int(sample.start)], self.probe, stats)
             held.append(days)
         short = short_fraction(held, self.cfg.global_unroll.valid_free_days)
         return held, climate_score(stats, self.probe.truth, short)
@@ -162,19 +163,19 @@ class GlobalObjective:
         valid = CubeSamples(self.ds, *names, valid_times, 1, n_valid, fixed=True)
         return train, valid, self.cfg.global_unroll.cubes, n_valid
 
-    def __call__(self, batch: dict):
+    def __call__(self, batch: CubeBatch):
         return self.unroll(batch, self.times)
 
-    def validation(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        one_step = {**batch, "target": batch["target"][:, :1]}
+    def validation(self, batch: CubeBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        one_step = batch.one_step()
         loss, _ = self.unroll(one_step, self.times)
         return loss, self.unroll.no_change(one_step)
 
-    def free_days(self, sample: dict) -> float:
+    def free_days(self, sample: CubeBatch) -> float:
         """Days the free run (``global_unroll.valid_free_days``) from a validation ``sample``
         (``state (C, 6, n, n)``, ``start``) held."""
-        x = sample["state"][None].to(self.device)  # (1, C, 6, n, n)
-        held, _ = self.free_run(x, self.times[int(sample["start"])])
+        x = sample.state[None].to(self.device)  # (1, C, 6, n, n)
+        held, _ = self.free_run(x, self.times[int(sample.start)])
         return held
 
 

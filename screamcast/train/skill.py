@@ -44,11 +44,11 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     layout = TileLayout(dataset_grid(ds), d.tile, d.halo)
     valid = CropDataset.from_config(d, "valid", layout, ds["time"].values, seed=cfg.seed)
     batch = next(iter(torch.utils.data.DataLoader(valid, batch_size=d.valid_samples)))
-    forcing = batch["forcing"][:, 0:2].flatten(1, 2)  # (B, 2 Fc, S, S): t, t+1
-    pred = pipeline.predict(batch["state"], forcing, batch["static"])
+    forcing = batch.forcing[:, 0:2].flatten(1, 2)  # (B, 2 Fc, S, S): t, t+1
+    pred = pipeline.predict(batch.state, forcing, batch.static)
     C = len(d.prognostic)
-    w = batch["area"][:, None]
-    truth = batch["target"][:, 0, :C]
+    w = batch.area[:, None]
+    truth = batch.target[:, 0, :C]
 
     h = inner_margin(d)
     inner = torch.zeros_like(w)  # (B, 1, S, S)
@@ -57,7 +57,7 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     def rmse(x, weight=w):
         return (((x - truth) ** 2 * weight).mean(dim=(0, 2, 3)) / weight.mean()).sqrt().numpy()
 
-    model, state = pred[:, :C], batch["state"]
+    model, state = pred[:, :C], batch.state
     return {
         "model": rmse(model),
         "persistence": rmse(state),

@@ -66,10 +66,8 @@ def main() -> None:
             (t, f, oy, ox) for t in times for f in range(4) for oy in (0, last // 2, last)
         ]
         b = torch.utils.data.default_collate(crops.__getitems__(list(range(len(crops.chosen)))))
-        pred = pipe(b["state"], b["forcing"][:, 0:2].flatten(1, 2), b["static"])  # (B, V, S, S)
-        e = (
-            pred[:, 0, H : S - H, column - ox] - b["target"][:, 0, 0, H : S - H, column - ox]
-        ).numpy()
+        pred = pipe(b.state, b.forcing[:, 0:2].flatten(1, 2), b.static)  # (B, V, S, S)
+        e = (pred[:, 0, H : S - H, column - ox] - b.target[:, 0, 0, H : S - H, column - ox]).numpy()
         return float(e.mean()), float(np.abs(e).mean())
 
     print("u one-step error, mean (mean |.|), in crops putting each column at crop position p")

@@ -18,6 +18,12 @@ from screamcast.halo import HaloOperator
 PROG, DIAG, STATIC = ["u", "v", "tracer"], ["precip"], ["orography"]
 
 
+def assert_same_batch(a, b, msg: str = "") -> None:
+    """Every field of two samples (or batches) equal, bit for bit."""
+    for key, got, want in zip(a._fields, a, b, strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=0, msg=f"{msg} {key}")
+
+
 @pytest.fixture(scope="module")
 def layout():
     return TileLayout(PhysicsGrid.for_face_size(16), tile=8, halo=4)
@@ -40,11 +46,11 @@ def test_crops_are_windows_of_the_rollouts_extended_faces(tiny_store, layout):
         fields = truth[:, t : t + 3]  # (V, 3, 6, n, n)
         ext = op.extend(torch.from_numpy(fields).double().permute(1, 0, 2, 3, 4))
         window = ext[..., f, oy : oy + 12, ox : ox + 12].float()  # (3, V, S, S)
-        torch.testing.assert_close(item["state"], window[0, :3], rtol=1e-5, atol=1e-5)
-        torch.testing.assert_close(item["target"], window[1:], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(item.state, window[0, :3], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(item.target, window[1:], rtol=1e-5, atol=1e-5)
     assert across > 20, "too few crops reached across a face edge"
-    assert item["forcing"].shape == (3, 1, 12, 12) and item["static"].shape == (5, 12, 12)
-    assert 0 <= float(item["forcing"].min()) and float(item["forcing"].max()) <= 1
+    assert item.forcing.shape == (3, 1, 12, 12) and item.static.shape == (5, 12, 12)
+    assert 0 <= float(item.forcing.min()) and float(item.forcing.max()) <= 1
 
 
 def test_deterministic_per_seed_and_epoch(tiny_store, layout):
@@ -69,9 +75,9 @@ def test_time_range_holds_out_a_period(tiny_store, layout):
 
 def test_dataloader_workers_and_distributed_sampler(tiny_store, layout):
     data = make(tiny_store, layout, samples=8)
-    serial = [b["state"] for b in torch.utils.data.DataLoader(data, batch_size=4)]
+    serial = [b.state for b in torch.utils.data.DataLoader(data, batch_size=4)]
     loader = torch.utils.data.DataLoader(data, batch_size=4, num_workers=2)
-    parallel = [b["state"] for b in loader]
+    parallel = [b.state for b in loader]
     for x, y in zip(serial, parallel, strict=True):
         torch.testing.assert_close(x, y, rtol=0, atol=0)
     parts = [
@@ -116,7 +122,7 @@ def test_non_finite_values_are_reported_with_their_place(tmp_path, layout, in_me
         data.read(2, face=1, oy=0, ox=0)
     # in memory only the dataset's time range is loaded (and checked)
     later = make(path, layout, steps=1, in_memory=True, time_range=(3, 5))
-    assert later[0]["state"].isfinite().all()
+    assert later[0].state.isfinite().all()
 
 
 def test_a_stacked_store_gives_the_samples_of_the_per_variable_one(
@@ -137,8 +143,7 @@ def test_a_stacked_store_gives_the_samples_of_the_per_variable_one(
         a, b = make(tiny_store, layout, **kw), make(stacked, layout, **kw)
         for i in (0, 7, 30):
             x, y = a[i], b[i]
-            for key in x:
-                torch.testing.assert_close(x[key], y[key], rtol=0, atol=0, msg=f"{kw} {key}")
+            assert_same_batch(x, y, f"{kw}")
     gets = {}
     for path in (tiny_store, stacked):
         store = zarr.storage.LoggingStore(zarr.storage.LocalStore(path, read_only=True))
@@ -161,8 +166,7 @@ def test_a_batch_is_its_samples(tiny_store, layout):
         batch = data.__getitems__([7, 3, 7, 30])
         for i, item in zip([7, 3, 7, 30], batch, strict=True):
             single = data[i]
-            for key in single:
-                torch.testing.assert_close(item[key], single[key], rtol=0, atol=0)
+            assert_same_batch(item, single)
     assert data._arrays[("u", "v", "tracer", "precip")].shape == (4, 11, 6, 24, 24)
     for t in (3, 13):  # 13 + 2 steps would reach past the range's end
         with pytest.raises(IndexError, match=f"time index {t} is outside .* loaded range 4:15"):
@@ -177,8 +181,7 @@ def test_s3_samples_equal_local_samples(s3, small_store):
     local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
     remote = CropDataset(s3["url"], layout, PROG, DIAG, STATIC, storage_options=s3["options"], **kw)
     for a, b in zip([local[i] for i in range(4)], remote.__getitems__(range(4)), strict=True):
-        for key in a:
-            torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+        assert_same_batch(a, b)
 
 
 @pytest.mark.s3
@@ -191,8 +194,7 @@ def test_obstore_samples_equal_local_samples(s3, small_store):
     local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, **kw)
     remote = small_s3_crops(layout, s3["options"], s3_client="obstore", **kw)
     for a, b in zip(local.__getitems__(range(8)), remote.__getitems__(range(8)), strict=True):
-        for key in a:
-            torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+        assert_same_batch(a, b)
     assert type(remote._open()[PROG[0]].array.store).__name__ == "ObjectStore"
     bad = small_s3_crops(layout, s3["options"], s3_client="boto", **kw)
     with pytest.raises(StoreError, match="S3 client must be 's3fs' or 'obstore', got 'boto'"):
@@ -209,8 +211,7 @@ def test_obstore_throttling_is_retried_then_reported(flaky_s3, small_store):
     local = CropDataset(str(small_store), layout, PROG, DIAG, STATIC, crop=6, samples=2, seed=1)
     proxy, options = flaky_s3("/u/c/0/0/", failures=BOTO_ATTEMPTS + 2)  # 2 sample reads
     a, b = local[1], small_s3_crops(layout, options, **kw)[1]
-    for key in a:
-        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+    assert_same_batch(a, b)
     assert proxy.refused == BOTO_ATTEMPTS + 2
 
     proxy, options = flaky_s3("/tracer/c/", failures=None)  # tracer never answers
@@ -247,8 +248,7 @@ def test_s3_throttling_is_retried_then_reported(flaky_s3, small_store):
         "s3://data/small.zarr", layout, PROG, DIAG, STATIC, storage_options=options, **kw
     )
     a, b = local[1], remote[1]
-    for key in a:
-        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+    assert_same_batch(a, b)
     assert proxy.refused == 7
 
     proxy, options = flaky_s3("/tracer/c/", failures=None)  # tracer never answers
@@ -271,15 +271,14 @@ def test_an_in_memory_load_that_cannot_fit_is_refused(tiny_store, layout, monkey
     with pytest.raises(StoreError, match=r"in_memory needs .* 4 variables x 10 times \+ 1 static"):
         data[0]
     monkeypatch.setattr(memmod, "memory_available", lambda: need)
-    assert data[0]["state"].shape == (3, 12, 12)
+    assert data[0].state.shape == (3, 12, 12)
 
 
 def test_in_memory_samples_equal_lazy_samples(tiny_store, layout):
     lazy, cached = make(tiny_store, layout), make(tiny_store, layout, in_memory=True)
     for i in range(5):
         a, b = lazy[i], cached[i]
-        for key in a:
-            torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+        assert_same_batch(a, b)
 
 
 @pytest.mark.s3

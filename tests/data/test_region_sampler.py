@@ -82,7 +82,8 @@ def test_region_crops_equal_independent_crops_and_read_less(tiny_store):
         t, face, oy, ox = grouped.draw(i)
         a, b = grouped[i], plain.read_many([(t, face, oy, ox)])[0]
         for key in ("state", "target", "static"):
-            got = a[key].numpy()[: len(STATIC)] if key == "static" else a[key].numpy()
+            got = getattr(a, key).numpy()
+            got = got[: len(STATIC)] if key == "static" else got
             assert np.array_equal(got, _stack(b, key, PROG, DIAG, STATIC)), (i, key)
         fetched["grouped"] += counters[0].reset().bytes
         fetched["plain"] += counters[1].reset().bytes

@@ -47,7 +47,7 @@ def crops(store, wrap, epoch=0):
         regions=regions,
     )
     data.set_epoch(epoch)
-    return [b["state"].numpy() for b in data.__getitems__(list(range(16)))]
+    return [b.state.numpy() for b in data.__getitems__(list(range(16)))]
 
 
 def test_a_second_epoch_comes_from_the_cache(store, tmp_path):

@@ -104,6 +104,6 @@ def test_cube_samples_are_augmented_in_training_only():
     assert len(used) == 8 and {train.start(i) for i in range(64)} == {0, 1, 3, 4}
     i = next(i for i in range(64) if train.symmetry(i) == 5)
     t = train.start(i)
-    np.testing.assert_array_equal(train[i]["state"].numpy(), augment(values[t], 5))
+    np.testing.assert_array_equal(train[i].state.numpy(), augment(values[t], 5))
     valid = CubeSamples(ds, names, [], (0, 6), 1, 4, fixed=True, augment=augment)
     assert {valid.symmetry(i) for i in range(4)} == {0}

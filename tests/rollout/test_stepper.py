@@ -58,10 +58,10 @@ def test_tile_forcing_equals_the_training_crops_bit_for_bit(tiny_store, solar_ti
         tile = (f * m + oy // T) * m + ox // T  # tiles are (face, row, column)-major
         crop = data[i]
         got = step.forcing(times[t], times[t + 1], slice(tile, tile + 1))[0]  # (2 Fc, S, S)
-        assert torch.equal(got, crop["forcing"].flatten(0, 1)), (t, f, oy, ox)
+        assert torch.equal(got, crop.forcing.flatten(0, 1)), (t, f, oy, ox)
         assert got.shape[0] == (6 if solar_time else 2)
-        assert crop["static"].shape[0] == 1 + (8 if metric else 4)
-        assert torch.equal(step.static_tiles[tile, 1:], crop["static"][1:])  # position features
+        assert crop.static.shape[0] == 1 + (8 if metric else 4)
+        assert torch.equal(step.static_tiles[tile, 1:], crop.static[1:])  # position features
 
 
 def test_tile_forcing_is_the_insolation_of_the_tile_pixels():

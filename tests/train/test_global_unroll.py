@@ -14,6 +14,7 @@ from hydra import compose, initialize_config_dir
 
 from screamcast.config import register
 from screamcast.config.inference import StepperSection
+from screamcast.data.batch import CubeBatch
 from screamcast.data.cube_samples import CubeSamples, static_fields
 from screamcast.data.stats import compute_stats
 from screamcast.data.store import dataset_grid, open_configured
@@ -67,15 +68,15 @@ def test_its_step_is_the_rollouts_step(parts):
     cfg, ds, pipeline, layout = parts
     sample = CubeSamples(ds, cfg.data.prognostic, cfg.data.diagnostic, (0, 10), 1, 1)[0]
     times = ds["time"].values
-    t = int(sample["start"])
-    training = unroll(parts, False).step(sample["state"][None], times[[t]], times[[t + 1]])
+    t = int(sample.start)
+    training = unroll(parts, False).step(sample.state[None], times[[t]], times[[t + 1]])
     stepper = GlobalStepper(
         pipeline,
         layout,
         static_fields(ds, list(cfg.data.static)),
         StepperSection(halo_adjoint=True, precision="fp32", channels_last=False),
     )
-    rollout = stepper.step(sample["state"], times[t], times[t + 1])  # (C + D, 6, n, n)
+    rollout = stepper.step(sample.state, times[t], times[t + 1])  # (C + D, 6, n, n)
     # the rollout clips precipitation at zero (the declared bounds, inference only)
     got = training.fields()[0].detach()
     got[-1].clamp_(min=0)
@@ -86,9 +87,7 @@ def test_its_step_is_the_rollouts_step(parts):
 def test_recomputing_steps_changes_no_gradient(parts):
     cfg, ds, pipeline, layout = parts
     samples = CubeSamples(ds, cfg.data.prognostic, cfg.data.diagnostic, (0, 12), 3, 2, seed=1)
-    batch = {
-        k: torch.stack([samples[i][k] for i in range(2)]) for k in ("state", "target", "start")
-    }
+    batch = torch.utils.data.default_collate([samples[0], samples[1]])  # a CubeBatch
     grads = []
     for recompute in (False, True):
         pipeline.zero_grad()
@@ -141,7 +140,7 @@ def test_a_run_trained_with_a_corrector_rolls_out_with_it(tiny_store, tmp_path):
 def test_input_noise_perturbs_training_only(parts):
     cfg, ds, pipeline, layout = parts
     samples = CubeSamples(ds, cfg.data.prognostic, cfg.data.diagnostic, (0, 12), 2, 1, seed=2)
-    batch = {k: samples[0][k][None] for k in ("state", "target", "start")}
+    batch = torch.utils.data.default_collate([samples[0]])
     times = ds["time"].values
     clean, noisy = unroll(parts, False, 2), unroll(parts, False, 2)
     noisy.input_noise = 0.5
@@ -182,7 +181,7 @@ def stub_batch(k=3, seed=0):
     g = torch.Generator().manual_seed(seed)
     state = torch.randn(2, 2, 6, 8, 8, generator=g)
     target = torch.randn(2, k, 3, 6, 8, 8, generator=g)
-    return {"state": state, "target": target, "start": torch.tensor([0, 4])}
+    return CubeBatch(state, target, start=torch.tensor([0, 4]))
 
 
 def test_each_lead_steps_from_the_models_own_prediction_at_its_own_times():
@@ -192,15 +191,13 @@ def test_each_lead_steps_from_the_models_own_prediction_at_its_own_times():
     times = np.arange(10) * 6.0
     total, first = u(batch, times)
     calls = u.step.calls
-    torch.testing.assert_close(calls[1][0], batch["state"] + 1.0)
-    torch.testing.assert_close(calls[2][0], batch["state"] + 2.0)
+    torch.testing.assert_close(calls[1][0], batch.state + 1.0)
+    torch.testing.assert_close(calls[2][0], batch.state + 2.0)
     assert [c[1] for c in calls] == [[0.0, 24.0], [6.0, 30.0], [12.0, 36.0]]
     assert [c[2] for c in calls] == [[6.0, 30.0], [12.0, 36.0], [18.0, 42.0]]
     area = torch.as_tensor(u.area).flatten(0, 1).expand(2, -1, -1)
-    pred0 = torch.cat([batch["state"] + 1.0, batch["state"][:, :1]], 1)
-    want = area_weighted_mse(
-        pred0.flatten(2, 3), batch["target"][:, 0].flatten(2, 3), area, u.scale
-    )
+    pred0 = torch.cat([batch.state + 1.0, batch.state[:, :1]], 1)
+    want = area_weighted_mse(pred0.flatten(2, 3), batch.target[:, 0].flatten(2, 3), area, u.scale)
     torch.testing.assert_close(first, want)
 
 
@@ -226,15 +223,15 @@ def test_the_climate_losses_add_their_weighted_terms():
     plain, _ = stub_unroll(lead_weights([], 2))(batch, times)
     timed, _ = stub_unroll(lead_weights([], 2), (None, 0.0, 0.5, std))(batch, times)
     preds = torch.stack(
-        [torch.cat([batch["state"] + j, batch["state"][:, :1] + j - 1], 1) for j in (1, 2)], 1
+        [torch.cat([batch.state + j, batch.state[:, :1] + j - 1], 1) for j in (1, 2)], 1
     )
-    gap = (preds.mean(1) - batch["target"].mean(1)).abs() / 2.0  # (B, V, 6, n, n)
+    gap = (preds.mean(1) - batch.target.mean(1)).abs() / 2.0  # (B, V, 6, n, n)
     area = torch.as_tensor(grid.area / grid.area.mean(), dtype=torch.float32)
     want = 0.5 * 2 * float((gap * area).mean())
     assert float(timed - plain) == pytest.approx(want, rel=1e-5)
     from screamcast.data.symmetry import cell_permutation
 
-    x = batch["target"][:, 0]
+    x = batch.target[:, 0]
     turned = x.flatten(-3)[..., torch.as_tensor(cell_permutation(grid, 1, False))].view_as(x)
     assert float(spectral_loss(power, turned, x, std)) < 1e-4
     smooth = 0.5 * (x + turned)

@@ -18,6 +18,7 @@ from hydra.errors import ConfigCompositionException
 
 from screamcast import checkpoint_io as cio
 from screamcast.config import register
+from screamcast.data.batch import CropBatch
 from screamcast.train.loop import StepBatches, train
 from screamcast.train.skill import persistence_and_model_rmse
 
@@ -461,13 +462,13 @@ def test_the_no_change_loss_is_the_loss_of_predicting_no_change(tiny_store):
         torch.nn.init.zeros_(p)  # normalised output 0: no change, diagnostics at their mean
     g = torch.Generator().manual_seed(0)
     S, C, D = 8, len(cfg.data.prognostic), len(cfg.data.diagnostic)
-    batch = {
-        "state": torch.randn(2, C, S, S, generator=g),
-        "target": torch.randn(2, 1, C + D, S, S, generator=g),
-        "forcing": torch.zeros(2, 2, 3, S, S),  # (B, k + 1, Fc, S, S): solar time on
-        "static": torch.zeros(2, 2 + 8, S, S),
-        "area": torch.ones(2, S, S),
-    }
+    batch = CropBatch(
+        state=torch.randn(2, C, S, S, generator=g),
+        target=torch.randn(2, 1, C + D, S, S, generator=g),
+        forcing=torch.zeros(2, 2, 3, S, S),  # (B, k + 1, Fc, S, S): solar time on
+        static=torch.zeros(2, 2 + 8, S, S),
+        area=torch.ones(2, S, S),
+    )
     loss, _ = rollout_loss(pipeline, batch, 0)
     torch.testing.assert_close(no_change_loss(pipeline, batch), loss)
 

@@ -5,6 +5,7 @@
 import pytest
 import torch
 
+from screamcast.data.batch import CropBatch
 from screamcast.train.loss import area_weighted_mse, rollout_loss
 
 
@@ -28,13 +29,13 @@ class Recorder(torch.nn.Module):
 
 def batch(k=3, S=8, B=2):
     g = torch.Generator().manual_seed(0)
-    return {
-        "state": torch.randn(B, 2, S, S, generator=g),
-        "target": torch.randn(B, k, 3, S, S, generator=g),
-        "forcing": torch.zeros(B, k + 1, 1, S, S),
-        "static": torch.zeros(B, 0, S, S),
-        "area": 0.5 + torch.rand(B, S, S, generator=g),
-    }
+    return CropBatch(
+        state=torch.randn(B, 2, S, S, generator=g),
+        target=torch.randn(B, k, 3, S, S, generator=g),
+        forcing=torch.zeros(B, k + 1, 1, S, S),
+        static=torch.zeros(B, 0, S, S),
+        area=0.5 + torch.rand(B, S, S, generator=g),
+    )
 
 
 @pytest.mark.parametrize("halo", [0, 2])
@@ -42,22 +43,22 @@ def test_each_step_sees_its_prediction_inside_and_the_truth_on_the_ring(halo):
     b, net = batch(), Recorder()
     total, first = rollout_loss(net, b, halo)
     assert len(net.seen) == 3
-    torch.testing.assert_close(net.seen[0], b["state"], rtol=0, atol=0)
+    torch.testing.assert_close(net.seen[0], b.state, rtol=0, atol=0)
     expected_total = 0.0
-    state = b["state"]
+    state = b.state
     for j in range(3):
         pred = 0.5 * state + 1
         pred = torch.cat([pred, pred.mean(dim=1, keepdim=True)], dim=1)
-        per_var = area_weighted_mse(pred, b["target"][:, j], b["area"], net.loss_scale())
+        per_var = area_weighted_mse(pred, b.target[:, j], b.area, net.loss_scale())
         expected_total += per_var.mean()
         if j == 0:
             torch.testing.assert_close(first, per_var)
         nxt = pred[:, :2].clone()
         if halo:  # the lateral boundary: the truth, as the neighbour tiles give it
-            nxt[..., :halo, :] = b["target"][:, j, :2, :halo, :]
-            nxt[..., -halo:, :] = b["target"][:, j, :2, -halo:, :]
-            nxt[..., :, :halo] = b["target"][:, j, :2, :, :halo]
-            nxt[..., :, -halo:] = b["target"][:, j, :2, :, -halo:]
+            nxt[..., :halo, :] = b.target[:, j, :2, :halo, :]
+            nxt[..., -halo:, :] = b.target[:, j, :2, -halo:, :]
+            nxt[..., :, :halo] = b.target[:, j, :2, :, :halo]
+            nxt[..., :, -halo:] = b.target[:, j, :2, :, -halo:]
         if j < 2:
             torch.testing.assert_close(net.seen[j + 1], nxt, rtol=0, atol=0)
         state = nxt
@@ -80,7 +81,7 @@ def test_gradients_flow_through_the_interior_of_the_unroll_only():
     torch.testing.assert_close(net.a.grad, (up - down) / (2 * eps), rtol=1e-3, atol=1e-4)
     # without the unroll's dependence (k = 1) the gradient differs: the second step counts
     net.a.grad = None
-    one, _ = rollout_loss(net, {**b, "target": b["target"][:, :1]}, 2)
+    one, _ = rollout_loss(net, b.one_step(), 2)
     one.backward()
     assert abs(float(net.a.grad) - float((up - down) / (2 * eps))) > 1e-2
 
