@@ -45,7 +45,7 @@ def main(store: str, run_dir: Path) -> None:
     crops = []
     for batch in trainer.loader:
         for t, f, (oy, ox) in zip(
-            batch["time"].tolist(), batch["face"].tolist(), batch["origin"].tolist(), strict=True
+            batch.time.tolist(), batch.face.tolist(), batch.origin.tolist(), strict=True
         ):
             crops.append([t, f, oy - oy % stride, ox - ox % stride])
     out = run_dir.parent / f"rank{fabric.global_rank}.json"
