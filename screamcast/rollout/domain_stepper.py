@@ -45,10 +45,9 @@ class DomainStepper(GlobalStepper):
         exchange: Exchange,
         device: str | None = None,
     ):
-        super().__init__(pipeline, layout, static, section, device)
+        tiles = plan.block.tiles(layout.tiles_per_side)  # (F rows cols,): only mine
+        super().__init__(pipeline, layout, static, section, device, tiles)
         self.block = BlockOperator(self.op, plan, exchange)  # the stepper's operator
-        tiles = torch.as_tensor(plan.block.tiles(layout.tiles_per_side))
-        self.inputs = self.inputs.select(tiles)  # (F rows cols, K, S, S): only mine
         self.overlap = section.overlap_exchange
         self.seconds = {"forward": 0.0, "halo_wait": 0.0, "reassembly": 0.0}
 

@@ -70,10 +70,12 @@ class GlobalStepper:
         static: np.ndarray,
         section: StepperSection | None = None,
         device: str | None = None,
+        tiles: np.ndarray | None = None,
     ):
         """``section``: the inference config's ``stepper`` settings (the one stepper config;
         default its defaults), checked here as the config's validation checks them; ``device``:
-        where it runs (default the section's)."""
+        where it runs (default the section's); ``tiles``: the tiles it steps (one rank's
+        block; default all), the only ones whose inputs it builds."""
         c = section or StepperSection()
         check_stepper_values(c.batch_size, c.precision, c.window)
         reassembly = Reassembly.from_flags(c.halo_adjoint, c.halo_adjoint_cross_face)
@@ -85,7 +87,7 @@ class GlobalStepper:
         self.batch_size = c.batch_size
         self.halo_adjoint, self.cross_face = reassembly.halo_adjoint, reassembly.cross_face
         self.window = c.window
-        self.inputs = TileInputs(pipeline, layout, static, self.op)
+        self.inputs = TileInputs(pipeline, layout, static, self.op, tiles)
         self.seconds: dict[str, float] = {}  # the parts of its steps it times (none here)
 
     @property

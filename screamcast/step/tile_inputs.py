@@ -26,25 +26,29 @@ class TileInputs:
     position features (:func:`screamcast.data.forcing.position_names`), among them sin, cos
     of latitude and of longitude: the insolation's inputs (``trig``, their channels)."""
 
-    def __init__(self, pipeline, layout: TileLayout, static: np.ndarray, op: HaloOperator):
+    def __init__(
+        self,
+        pipeline,
+        layout: TileLayout,
+        static: np.ndarray,
+        op: HaloOperator,
+        tiles: np.ndarray | None = None,
+    ):
+        """``tiles``: the indices of the tiles to build (one rank's block; default all): a
+        rank of a production grid keeps its own tiles' inputs, not the globe's."""
         self.forcing_names = forcing_names(pipeline.solar_time, pipeline.insolation)
         self.device = op.device
         pos = layout.tile_pixel_positions()  # (n_tiles, S, S) into the (6, P, P) extended faces
+        pos = pos if tiles is None else pos[np.asarray(tiles)]  # (nt, S, S): the tiles built
         feats = extended_position_features(ExtendedFaceGeometry(layout), pipeline.grid_metric)
-        feats = feats.reshape(len(feats), -1)[:, pos]  # (K, 6 P P) -> (K, nt, S, S)
-        tiles = [torch.as_tensor(feats, device=self.device).transpose(0, 1)]  # (nt, K, S, S)
+        parts = [torch.as_tensor(feats.reshape(len(feats), -1)[:, pos])]  # (K, nt, S, S)
         if len(static):  # a model may have no static inputs
-            st = torch.as_tensor(static, dtype=torch.float32, device=self.device)[None]
-            tiles.insert(0, op.gather(st))  # (1, F, 6, n, n) -> (nt, F, S, S)
-        self.static_tiles = torch.cat(tiles, dim=1)  # (nt, F + K, S, S)
+            st = torch.as_tensor(static, dtype=torch.float32, device=op.device)[None]
+            ext = op.extend(st)[0].flatten(1)  # (1, F, 6, n, n) -> (F, 6 P P), halos filled
+            parts.insert(0, ext[:, torch.as_tensor(pos, device=op.device)])  # (F, nt, S, S)
+        parts = [p.to(self.device).transpose(0, 1) for p in parts]  # (nt, ., S, S) each
+        self.static_tiles = torch.cat(parts, dim=1)  # (nt, F + K, S, S)
         self.trig = trig_channels(len(static), pipeline.grid_metric)
-
-    def select(self, tiles: torch.Tensor) -> TileInputs:
-        """The inputs of the ``tiles`` (indices) only: one rank's block."""
-        out = object.__new__(TileInputs)
-        out.__dict__ |= self.__dict__
-        out.static_tiles = self.static_tiles[tiles]
-        return out
 
     def forcing(self, t0, t1, tiles=slice(None)) -> torch.Tensor:
         """The forcing channels (:func:`~screamcast.data.forcing.forcing_names`) at t, then

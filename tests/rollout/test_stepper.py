@@ -137,3 +137,23 @@ def test_the_stepper_checks_its_settings_as_the_config_does(value, key):
     with pytest.raises(ConfigError) as validated:
         config.validate()
     assert validated.value.template == made.value.template
+
+
+def test_a_rank_builds_only_its_own_tiles_inputs_and_they_are_the_globes():
+    """A stepper for some tiles (one rank's block) holds the inputs of those tiles only:
+    the static fields with their halos as the gather makes them and the position features,
+    equal bit for bit to the whole globe's for the same tiles."""
+    layout = TileLayout(PhysicsGrid.for_face_size(16), tile=8, halo=4)
+    n = layout.n
+    static = np.random.default_rng(0).normal(size=(1, 6, n, n)).astype(np.float32)
+    names = PROG + STATIC
+    stats = Stats({v: 0.0 for v in names}, {v: 1.0 for v in names}, {v: 1.0 for v in names})
+    net = UNet(input_channels(len(PROG), len(STATIC), False, True), len(PROG), 8, 1)
+    pipeline = Pipeline(net, stats, PROG, [], STATIC, grid_metric=True)
+    whole = GlobalStepper(pipeline, layout, static)
+    mine = np.array([5, 6, 13, 20])  # tiles on faces 1, 3 and 5
+    part = GlobalStepper(pipeline, layout, static, tiles=mine)
+    assert part.static_tiles.shape == (4, 1 + 8, layout.size, layout.size)
+    assert torch.equal(part.static_tiles, whole.static_tiles[mine])
+    gathered = whole.op.gather(torch.as_tensor(static)[None])  # (n_tiles, 1, S, S)
+    assert torch.equal(whole.static_tiles[:, :1], gathered)
