@@ -81,19 +81,19 @@ def one_block(ckpt: Path, store: Path, steps: int) -> dict:
     keys = {"checkpoint.path": str(ckpt), "initial_condition.data": str(store),
             "output.path": "unused.zarr", "output.steps": steps, "stepper.batch_size": BATCH,
             "stepper.halo_adjoint": True, "stepper.halo_adjoint_cross_face": True}  # fmt: skip
-    plan = plan_rollout(InferenceConfig.from_keys(keys), "the benchmark")
+    plan, inputs = plan_rollout(InferenceConfig.from_keys(keys), "the benchmark")
     layout = plan.layout()
     torch.set_num_threads(1)  # as each rank of the runs on several
     stepper = DomainStepper(
         plan.pipeline(),
         layout,
-        plan.static_fields,
+        inputs.static_fields,
         plan.config.stepper,
         ExchangePlan.build(layout, 0, 1),
         Exchange(0, 1),
         "cpu",
     )
-    x = torch.as_tensor(plan.initial[: len(plan.prog)])  # (C, 6, n, n)
+    x = torch.as_tensor(inputs.initial[: len(plan.prog)])  # (C, 6, n, n)
     times = plan.out_times
     start = time.perf_counter()
     for k in range(steps):

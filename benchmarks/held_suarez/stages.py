@@ -231,9 +231,9 @@ def emulator_cost(
         "guard.action": "off",  # a cost, not a climate
         "stepper.tile": PhysicsGrid.from_name(test.attrs["grid"]).n if whole_faces else None,
     }
-    plan = plan_rollout(InferenceConfig.from_keys(keys))
-    stepper = Part(plan, LocalExchange()).stepper("cpu")  # the rollout's, on one rank
-    x = torch.as_tensor(plan.initial[: len(plan.prog)])  # (C, 6, n, n)
+    plan, inputs = plan_rollout(InferenceConfig.from_keys(keys))
+    stepper = Part(plan, inputs, LocalExchange()).stepper("cpu")  # the rollout's, on one rank
+    x = torch.as_tensor(inputs.initial[: len(plan.prog)])  # (C, 6, n, n)
     marks = []  # each step's end; the first step (cold) is not timed
 
     def emit(k: int, y: torch.Tensor) -> None:

@@ -126,10 +126,16 @@ def forcing_fields(names: tuple[str, ...], terms, trig) -> list:
     the points' ``trig`` (sin, cos of latitude and longitude, ``TRIG_NAMES``' order): the one
     builder of training's crops (numpy) and the rollout's tiles (torch, on their device),
     arithmetic only, the same operations in the same order either way."""
-    fields = {"insolation": cos_zenith_from_terms(terms, *trig).clip(min=0.0)}
+    fields = {"insolation": _at_least_zero(cos_zenith_from_terms(terms, *trig))}
     if "cos_hour_angle" in names or "sin_hour_angle" in names:
         fields["cos_hour_angle"], fields["sin_hour_angle"] = hour_angle_from_terms(terms, *trig[2:])
     return [fields[name] for name in names]
+
+
+def _at_least_zero(x):
+    """``max(0, x)`` as each library takes it (numpy's ``maximum`` and torch's ``clamp``
+    both keep a ``-0.0``: the crops' and the tiles' bits alike)."""
+    return np.maximum(0.0, x) if isinstance(x, np.ndarray) else x.clamp(min=0.0)
 
 
 def insolation(time: np.ndarray, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:

@@ -49,19 +49,21 @@ def truth_gaps(table: dict, truth: str) -> list[str]:
     return lines
 
 
-def rollout_scores(plan) -> Scores | None:
-    """For a :class:`~screamcast.rollout.plan.RolloutPlan`; None when there is nothing to
-    score against."""
+def rollout_scores(plan, inputs) -> Scores | None:
+    """For a :class:`~screamcast.rollout.plan.RolloutPlan` and the inputs it was checked on
+    (:class:`~screamcast.rollout.plan.RolloutInputs`: the truth, the climatology, the
+    nudging's reference); None when there is nothing to score against."""
     variables, times = plan.prog + plan.diag, plan.out_times
-    truth = TruthSource.covering(plan.ds, variables, times)
+    truth = TruthSource.covering(inputs.data, variables, times)
     aggregators = []
     if truth is not None:
         tile = plan.layout().tile  # the rollout's tiles (--tile), where its seams are
         metrics = plan.config.scoring.metrics
         grid = plan.grid
-        aggregators += truth_aggregators(truth, grid.area, grid, tile, plan.climatology, metrics)
-    if plan.corrector is not None:  # scored against the reference, with or without a truth
-        aggregators.append(ReferenceMisfit(plan.corrector, times))
+        clim = inputs.climatology
+        aggregators += truth_aggregators(truth, grid.area, grid, tile, clim, metrics)
+    if inputs.corrector is not None:  # scored against the reference, with or without a truth
+        aggregators.append(ReferenceMisfit(inputs.corrector, times))
     return Scores(aggregators, variables, times) if aggregators else None
 
 

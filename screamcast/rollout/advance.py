@@ -2,9 +2,9 @@
 # Copyright 2026 The screamcast authors
 """The rollout's one loop, for one rank or many: step, guard, hand the fields on.
 
-What differs by rank count is only what ``emit`` does with a step's fields (write them and
-score them on one rank; write this rank's block and commit each step once every rank's is on
-disk on several) and the reduction the step's correctors and the guard sum through.
+What differs by rank count is only what ``emit`` does with a step's fields (write this rank's
+part and, on several ranks, commit each step once every rank's is on disk; the scores get the
+globe on rank 0) and the reduction the step's correctors and the guard sum through.
 """
 
 from __future__ import annotations

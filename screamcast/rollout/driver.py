@@ -33,7 +33,7 @@ from screamcast.rollout import output as out
 from screamcast.rollout.advance import GuardStop, advance
 from screamcast.rollout.domain import blocks, chunk_shape
 from screamcast.rollout.exchange_plan import ExchangePlan
-from screamcast.rollout.plan import RolloutError, RolloutPlan
+from screamcast.rollout.plan import RolloutError, RolloutInputs, RolloutPlan
 from screamcast.rollout.rollout_step import build_guard, build_step
 from screamcast.rollout.stepper import GlobalStepper
 from screamcast.rollout.writer import RolloutWriter
@@ -46,12 +46,12 @@ class StoppedByGuard(RolloutError):
 class Part:
     """This rank's part of the globe: ``region`` ``(faces, rows, cols)`` (None: the globe)."""
 
-    def __init__(self, plan: RolloutPlan, exchange):
-        self.plan, self.exchange = plan, exchange
+    def __init__(self, plan: RolloutPlan, inputs: RolloutInputs, exchange):
+        self.plan, self.inputs, self.exchange = plan, inputs, exchange
         self.rank, self.world = exchange.rank, exchange.world
         self.layout = plan.layout()
         self.exchanges, self.region, self.chunks = None, None, None  # one rank: the globe
-        self.corrector = plan.corrector  # on several ranks: its restriction (drive)
+        self.corrector = inputs.corrector  # on several ranks: its restriction (drive)
         self.blocks = blocks(self.world, self.layout.tiles_per_side)  # every rank's
         self.scored = False  # any rank scores (drive): every rank sends rank 0 its part
         if self.world > 1:
@@ -65,15 +65,15 @@ class Part:
         return self.plan.writer(path, None if whole else self.region, self.chunks)
 
     def stepper(self, device: str) -> GlobalStepper:
-        plan, section = self.plan, self.plan.config.stepper
+        plan, section, static = self.plan, self.plan.config.stepper, self.inputs.static_fields
         if self.world == 1:
-            return GlobalStepper(plan.pipeline(), self.layout, plan.static_fields, section, device)
+            return GlobalStepper(plan.pipeline(), self.layout, static, section, device)
         from screamcast.rollout.domain_stepper import DomainStepper
 
         return DomainStepper(
             plan.pipeline(),
             self.layout,
-            plan.static_fields,
+            static,
             section,
             self.exchanges,
             self.exchange,
@@ -81,8 +81,8 @@ class Part:
         )
 
     def nudging(self):
-        """The plan's corrector on this part (its ``restrict`` on several ranks)."""
-        corrector = self.plan.corrector
+        """The nudging's corrector on this part (its ``restrict`` on several ranks)."""
+        corrector = self.inputs.corrector
         if corrector is None or self.world == 1:
             return corrector
         return corrector.restrict(self.rank, self.blocks, self.layout.tile, self.exchange)
@@ -91,9 +91,9 @@ class Part:
         """The initial state of this part (None for a resume), read and checked."""
         if self.plan.action == "resume":
             return None
-        if self.region is None and self.plan.initial is not None:
-            return self.plan.initial
-        return self.plan.initial_state(self.region)
+        if self.region is None and self.inputs.initial is not None:
+            return self.inputs.initial
+        return self.inputs.initial_state(self.plan, self.region)
 
     def score(self, scores, k: int, when, fields: np.ndarray) -> None:
         """Feed ``scores`` (rank 0's aggregator; None on the other ranks) step ``k`` at
@@ -102,7 +102,7 @@ class Part:
         if not self.scored:
             return
         globe = self.whole(fields)
-        if scores is not None:
+        if scores is not None and globe is not None:  # rank 0 holds the globe
             scores.record(k, when, globe)
 
     def whole(self, fields: np.ndarray) -> np.ndarray | None:
@@ -130,11 +130,11 @@ class Part:
             writer.commit(k)
 
 
-def drive(plan: RolloutPlan, exchange, device: str, scores=None) -> dict:
-    """Run (or resume) ``plan`` as ``exchange.rank`` of ``exchange.world``, feeding ``scores``
-    (rank 0's aggregator, or None) every step; returns this rank's numbers (``steps_run``,
-    ``wall_s``, the exchanges' bytes and time)."""
-    part = Part(plan, exchange)
+def drive(plan: RolloutPlan, inputs: RolloutInputs, exchange, device: str, scores=None) -> dict:
+    """Run (or resume) ``plan`` from its ``inputs`` as ``exchange.rank`` of ``exchange.world``,
+    feeding ``scores`` (rank 0's aggregator, or None) every step; returns this rank's numbers
+    (``steps_run``, ``wall_s``, the exchanges' bytes and time)."""
+    part = Part(plan, inputs, exchange)
     part.scored = exchange.any(scores is not None)
     lock = FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True)
     initial, failure = None, None
@@ -305,8 +305,11 @@ def _resumed(part: Part, writer: RolloutWriter, scores) -> tuple[int, torch.Tens
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
     if part.rank == 0:
         writer.note_resume(done, plan.attrs["command"])
-    if scores is not None:  # the steps written before the interruption, one at a time
-        record_written(plan, scores, range(k0 + 1))
+    if part.scored:  # the steps written before the interruption, one at a time, read back
+        for k in range(k0 + 1):  # by rank 0; the ranks kept in step (no collective waits long)
+            if scores is not None and part.rank == 0:
+                record_written(plan, scores, range(k, k + 1))
+            part.exchange.barrier()
     state = fields[: len(plan.prog)]
     if part.region is not None:
         state = state[(slice(None), *part.region)].copy()

@@ -4,7 +4,8 @@
 (gloo on CPU, NCCL on GPUs), every byte sent counted.
 
 The counter is how the benchmark checks the exchanges against the halo arithmetic
-(:class:`~screamcast.rollout.domain.ExchangePlan`): it wraps the only calls that move data.
+(:class:`~screamcast.rollout.domain.ExchangePlan`): it wraps every call that moves the step's
+data (:meth:`Exchange.collect`, which hands rank 0 the blocks to score, is not the step's).
 """
 
 from __future__ import annotations

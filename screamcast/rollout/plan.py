@@ -86,42 +86,31 @@ DERIVED_RESUME_ATTRS = (
 )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RolloutPlan:
-    """Everything the execution needs, all of it checked."""
+    """The rollout's settings, every one of them checked: what to run and write (the open
+    stores and what was read from them are :class:`RolloutInputs`)."""
 
     config: InferenceConfig
     checkpoint: fmt.InferenceCheckpoint
     prog: list[str]
     diag: list[str]
     static: list[str]
-    ds: xr.Dataset
     grid: PhysicsGrid
     out_times: np.ndarray  # (steps + 1,) cftime, in the initial condition's calendar
     dt: datetime.timedelta
-    corrector: Corrector | None
     attrs: dict
     resume_keys: tuple[str, ...]
     var_attrs: dict
     output: Path
     action: str  # create | resume | replace
-    initial: np.ndarray | None  # (V, 6, n, n) prognostic + diagnostic at the start (not resume)
-    static_fields: np.ndarray  # (S, 6, n, n)
     levels: dict = field(default_factory=dict)  # 3-D variables' {var: (dim, values, attrs)}
-    climatology: np.ndarray | None = None  # (P + D, 6, n, n) time means, with --climatology
-    start_index: int = 0  # the initial condition's time index in ``ds``
+    start_index: int = 0  # the initial condition's time index in its store
 
     @property
     def correctors(self) -> list[dict]:
         """The step's correctors: the config's, or those the checkpoint was trained with."""
         return json.loads(self.attrs["correctors"])
-
-    def initial_state(self, region: tuple[slice, ...] | None = None) -> np.ndarray:
-        """The state at the start, ``(P + D, 6, n, n)``, or on one rank's ``region`` (faces,
-        rows, cols): ``(P + D, F, h, w)``, read and checked on that region only (a rank of a
-        domain-decomposed rollout reads only its block)."""
-        name = self.config.initial_condition.data
-        return initial_state(self.ds, self.prog, self.diag, self.start_index, name, region)
 
     def pipeline(self):
         """The checkpoint's network and pipeline, its weights loaded."""
@@ -155,6 +144,32 @@ class RolloutPlan:
         """The tiling of this grid: the checkpoint's halo, its tile or ``stepper.tile``."""
         g = self.checkpoint.description.grid
         return TileLayout(self.grid, self.config.stepper.tile or g.tile, g.halo)
+
+
+@dataclass
+class RolloutInputs:
+    """What planning opened and read to check the rollout, handed on to run it: the
+    initial-condition store (the truth, where it holds the output times), the nudging's
+    corrector (its reference open), and the arrays read from them."""
+
+    data: xr.Dataset  # the initial-condition store
+    corrector: Corrector | None
+    static_fields: np.ndarray  # (S, 6, n, n)
+    initial: np.ndarray | None  # (V, 6, n, n) prognostic + diagnostic at the start (not resume)
+    climatology: np.ndarray | None = None  # (P + D, 6, n, n) time means, with --climatology
+
+    def initial_state(self, plan: RolloutPlan, region: tuple[slice, ...] | None = None):
+        """The state at ``plan``'s start, ``(P + D, 6, n, n)``, or on one rank's ``region``
+        (faces, rows, cols): ``(P + D, F, h, w)``, read and checked on that region only (a
+        rank of a domain-decomposed rollout reads only its block)."""
+        name = plan.config.initial_condition.data
+        i0 = plan.start_index
+        return initial_state(self.data, plan.prog, plan.diag, i0, name, region)
+
+    def close(self) -> None:
+        """Close the nudging's reference (the stores are read lazily, nothing to close)."""
+        if self.corrector is not None:
+            self.corrector.close()
 
 
 def _load_checkpoint(c: InferenceConfig, source: str) -> fmt.InferenceCheckpoint:
@@ -275,10 +290,11 @@ def _resume_keys(corrector) -> tuple[str, ...]:
 
 def plan_rollout(
     c: InferenceConfig, source: str = "the expected settings", read_initial: bool = True
-) -> RolloutPlan:
+) -> tuple[RolloutPlan, RolloutInputs]:
     """Check everything; raises :class:`RolloutError` (or a store's error) and writes nothing.
+    Returns the settings and the inputs they were checked on (the caller closes the inputs).
     ``source``: where the config's requirements of the checkpoint came from (messages);
-    ``read_initial=False``: the initial state is left to :meth:`RolloutPlan.initial_state`
+    ``read_initial=False``: the initial state is left to :meth:`RolloutInputs.initial_state`
     (each rank of a domain-decomposed rollout reads its block)."""
     c.validate()
     method_settings(c.nudging)  # the method's own settings, nudged or not: before any read
@@ -308,28 +324,24 @@ def plan_rollout(
         fresh = action != "resume" and read_initial
         initial = initial_state(ds, prog, diag, i0, ic.data) if fresh else None
         static_fields = read_static_fields(ds, static, desc.grid.n, ic.data)
-    return RolloutPlan(
+    plan = RolloutPlan(
         config=c,
         checkpoint=ckpt,
         prog=prog,
         diag=diag,
         static=static,
-        ds=ds,
         grid=grid,
         out_times=out_times,
         dt=dt,
-        corrector=corrector,
         attrs=attrs,
         resume_keys=keys,
         var_attrs={v: dict(ds[v].attrs) for v in prog + diag if v in ds},
         output=path,
         action=action,
-        initial=initial,
-        static_fields=static_fields,
         levels=_levels(ds, prog + diag),
-        climatology=climatology,
         start_index=i0,
     )
+    return plan, RolloutInputs(ds, corrector, static_fields, initial, climatology)
 
 
 @contextmanager

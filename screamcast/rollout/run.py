@@ -6,7 +6,7 @@ streams out under an exclusive lock on the output.
 
 How the output is created, replaced and resumed without ever losing a user's data:
 :mod:`screamcast.rollout.output`. Scores are not this module's: the caller hands in a
-``scoring(plan)`` that returns an aggregator (``record(step, time, fields)``,
+``scoring(plan, inputs)`` that returns an aggregator (``record(step, time, fields)``,
 :mod:`screamcast.evaluation`) or None, and gets it back in the summary.
 """
 
@@ -21,7 +21,7 @@ import torch
 from screamcast.config.inference import InferenceConfig
 from screamcast.rollout.driver import drive
 from screamcast.rollout.exchange import Exchange, LocalExchange
-from screamcast.rollout.plan import RolloutError, RolloutPlan, plan_rollout
+from screamcast.rollout.plan import RolloutError, RolloutInputs, RolloutPlan, plan_rollout
 from screamcast.rollout.rollout_step import check_correctors
 from screamcast.rollout.threads import rollout_threads
 from screamcast.step.correctors import CorrectorConfigError
@@ -29,7 +29,7 @@ from screamcast.step.correctors import CorrectorConfigError
 __all__ = ["RolloutError", "run_rollout"]
 
 _OWN_GROUP: list[bool] = []  # non-empty while this module's process group is open
-Scoring = Callable[[RolloutPlan], object]  # -> an aggregator, or None
+Scoring = Callable[[RolloutPlan, RolloutInputs], object]  # -> an aggregator, or None
 
 
 def run_rollout(
@@ -40,33 +40,33 @@ def run_rollout(
     made, fed every step, or None). ``source``: where the config's requirements of the
     checkpoint came from, for messages."""
     several = int(os.environ.get("WORLD_SIZE", "1")) > 1  # each rank reads its own block
-    plan = plan_rollout(config, source, read_initial=not several)
+    plan, inputs = plan_rollout(config, source, read_initial=not several)
     try:
         check_correctors(plan)
     except CorrectorConfigError as err:
-        if plan.corrector is not None:
-            plan.corrector.close()
+        inputs.close()
         raise RolloutError(f"{err} (checkpoint {config.checkpoint.path})") from None
     summary = {"output": str(plan.output), "steps": config.output.steps, "attrs": plan.attrs}
     try:
         rank, world, device = _ranks(config.stepper.device, config.stepper.timeout_minutes)
         # rank 0 scores each step as it runs (on several ranks, the globe gathered to it)
-        scores = scoring(plan) if scoring is not None and rank == 0 else None
+        scores = scoring(plan, inputs) if scoring is not None and rank == 0 else None
         with rollout_threads(config.stepper.threads) as (threads, why):
             summary |= {"threads": threads, "threads_from": why, "rank": rank}
-            summary["exchange"] = _drive(plan, rank, world, device, scores)
+            summary["exchange"] = _drive(plan, inputs, (rank, world), device, scores)
     finally:
-        if plan.corrector is not None:
-            plan.corrector.close()
+        inputs.close()
     return summary | {"scores": scores}
 
 
-def _drive(plan: RolloutPlan, rank: int, world: int, device: str, scores) -> dict:
-    """The driver on this rank; a rank lost mid-run said as such."""
+def _drive(plan: RolloutPlan, inputs: RolloutInputs, ranks: tuple, device: str, scores) -> dict:
+    """The driver on this rank of ``ranks`` ``(rank, world)``; a rank lost mid-run said as
+    such."""
+    rank, world = ranks
     if world == 1:
-        return drive(plan, LocalExchange(), device, scores)
+        return drive(plan, inputs, LocalExchange(), device, scores)
     try:
-        return drive(plan, Exchange(rank, world, device), device, scores)
+        return drive(plan, inputs, Exchange(rank, world, device), device, scores)
     except RuntimeError as err:  # gloo's and NCCL's words for a lost rank
         lost = _lost_rank(str(err), plan.config.stepper.timeout_minutes)
         if lost is None:

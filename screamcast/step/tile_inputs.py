@@ -70,6 +70,5 @@ class TileInputs:
         ]
         trig = static[:, self.trig, None].to(wide).unbind(1)  # 4 x (n, 1, S, S)
         fields = forcing_fields(self.forcing_names, terms, trig)  # Fc x (n, 2, S, S)
-        return (
-            torch.stack(fields, dim=2).flatten(1, 2).float()
-        )  # (n, 2, Fc, S, S) -> (n, 2 Fc, S, S)
+        stacked = torch.stack(fields, dim=2)  # (n, 2, Fc, S, S)
+        return stacked.flatten(1, 2).float()  # (n, 2 Fc, S, S)

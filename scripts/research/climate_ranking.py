@@ -15,6 +15,9 @@ their Spearman correlation. Resumable: each (checkpoint, set) result is kept in 
 
     python scripts/research/climate_ranking.py --store YEAR0.zarr --starts-store YEAR1.zarr \\
         --workdir /tmp/rank --output docs/notes/data/2026-12-06-climate-ranking.json
+
+With ``--steps 0`` nothing is fine-tuned: the shipped emulator and the ``--checkpoint``s are
+scored (long free runs from an independent year: ``--days 365``).
 """
 
 from __future__ import annotations
@@ -98,13 +101,13 @@ def score_set(checkpoint: Path, store: str, starts: list[str], days: float, trut
             "output.steps": 2,
             "stepper.halo_adjoint": True,  # intra-face, as the README's year
         }
-        plan = plan_rollout(InferenceConfig.from_keys(keys))
-        stepper = Part(plan, LocalExchange()).stepper("cpu")  # the rollout's, on one rank
+        plan, inputs = plan_rollout(InferenceConfig.from_keys(keys))
+        stepper = Part(plan, inputs, LocalExchange()).stepper("cpu")  # the rollout's, on one rank
         names = plan.prog + plan.diag
         probe = ClimateProbe(names, plan.grid.lat, plan.grid.area, truth, 4)
         pooled = pooled or probe.stats()
         run = FreeRun(build_step(plan, stepper), build_guard(plan), plan.dt, days)
-        x = torch.as_tensor(plan.initial[: len(plan.prog)])[None]  # (1, C, 6, n, n)
+        x = torch.as_tensor(inputs.initial[: len(plan.prog)])[None]  # (1, C, 6, n, n)
         days_held, trip = run(x, plan.out_times[0], probe, pooled)
         held.append(days_held)
         trips.append(None if trip is None else str(trip))
@@ -124,7 +127,7 @@ def main(argv=None) -> int:
     p.add_argument("--store", required=True, help="the training store (fine-tune, truth)")
     p.add_argument("--starts-store", required=True, help="the starts' store (an independent run)")
     p.add_argument("--workdir", required=True)
-    p.add_argument("--steps", type=int, default=120, help="the fine-tune's steps")
+    p.add_argument("--steps", type=int, default=120, help="the fine-tune's steps (0: no fine-tune)")
     p.add_argument("--keep-every", type=int, default=30)
     p.add_argument("--starts", type=int, default=3, help="starts per set")
     p.add_argument("--days", type=float, default=60.0, help="days of each free run")
@@ -134,7 +137,7 @@ def main(argv=None) -> int:
     work = Path(a.workdir)
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    kept = fine_tune(a.store, work / "run", a.steps, a.keep_every)
+    kept = fine_tune(a.store, work / "run", a.steps, a.keep_every) if a.steps else []
     models = {"shipped": HS / "emulator.pth"} | {c.stem: c for c in kept}
     models |= {n: Path(p) for n, p in (c.split("=", 1) for c in a.checkpoint)}
     sets = dict(zip("AB", start_sets(a.starts_store, a.starts), strict=True))
@@ -152,7 +155,7 @@ def main(argv=None) -> int:
     rho = spearman(*([scores[s][n]["score"] for n in names] for s in "AB"))
     record = {
         "command": "python scripts/research/climate_ranking.py " + " ".join(argv or sys.argv[1:]),
-        "fine_tune_minutes": float((work / "run" / "done").read_text()),
+        "fine_tune_minutes": float((work / "run" / "done").read_text()) if a.steps else 0.0,
         "wall_minutes_this_invocation": (time.perf_counter() - t0) / 60,
         "models": {n: str(p) for n, p in models.items()},
         "scores": scores,

@@ -43,10 +43,10 @@ def main(argv=None) -> int:
         "output.path": str(Path(tempfile.mkdtemp()) / "o.zarr"), "output.steps": 1,
         "output.progress": False, "stepper.halo_adjoint": True, "stepper.batch_size": 10**4,
     }  # fmt: skip
-    plan = plan_rollout(InferenceConfig.from_keys(keys))
-    stepper = Part(plan, LocalExchange()).stepper("cpu")
+    plan, inputs = plan_rollout(InferenceConfig.from_keys(keys))
+    stepper = Part(plan, inputs, LocalExchange()).stepper("cpu")
     step, guard = build_step(plan, stepper), build_guard(plan)
-    x = torch.as_tensor(plan.initial[: len(plan.prog)])
+    x = torch.as_tensor(inputs.initial[: len(plan.prog)])
     t0, t1 = plan.out_times[:2]
     tiles = stepper.op.gather(x[None])
     forcing, static = stepper.forcing(t0, t1), stepper.static_tiles

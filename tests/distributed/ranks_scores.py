@@ -37,7 +37,7 @@ class Spy:
 
 def main(report: str, argv: list[str]) -> None:
     config, _ = parse(argv)
-    summary = run_rollout(config, lambda plan: Spy(plan.output))
+    summary = run_rollout(config, lambda plan, inputs: Spy(plan.output))
     if summary["rank"] == 0:
         with open(report, "w") as f:
             json.dump(summary["scores"].fed, f)

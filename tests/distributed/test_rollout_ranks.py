@@ -106,7 +106,8 @@ def assert_bytes(out, world: int, reassembly: str) -> None:
     halo adjoint on bands, the rows of the tile predictions (6 output channels) on a
     neighbour's rows; with the cross-face adjoint, the weighted ring values; on bands, the
     coarse rows of the nudged variables' increments; the guard's sums and extremes: nothing
-    else crosses between ranks."""
+    else of the step crosses between ranks (the blocks gathered to rank 0 for its scores are
+    not the step's, and not counted)."""
     rows = 16 if world <= 6 else 8  # a chunk: a face, or a band
     assert out.attrs["ranks"] == world and out["u"].encoding["chunks"][1:] == (1, rows, 16)
     layout = TileLayout(PhysicsGrid.for_face_size(16), 8, 4)
@@ -133,6 +134,14 @@ def equal_on_ranks(world: int, reassembly: str, batch: int, inputs: tuple, tmp_p
     run(ranks(world, args(checkpoint, store, many, *flags)))
     assert_same(one, many)
     assert_bytes(open_out(many), world, reassembly)
+    assert_same_scores(tmp_path / "one", tmp_path / "many")
+
+
+def assert_same_scores(a: Path, b: Path) -> None:
+    """The step tables written beside two outputs are the same (rank 0 scored the globe
+    gathered each step, or read back on a resume, as one rank scores it)."""
+    tables = [Path(f"{base}_metrics.json").read_text() for base in (a, b)]
+    assert tables[0] == tables[1]
 
 
 @pytest.mark.distributed
@@ -143,8 +152,6 @@ def test_three_ranks_equal_one_rank_bit_for_bit(
     reference, against one rank (6 ranks: tests/rollout/test_block_operator.py with ranks as
     threads, and the benchmark's record)."""
     equal_on_ranks(3, "intra-face", 4, (tiny_checkpoint, tiny_store, tiny_reference), tmp_path)
-    scores = [(tmp_path / f"{p}_metrics.json").read_text() for p in ("one", "many")]
-    assert scores[0] == scores[1]  # rank 0 scored the globe gathered each step: the same
 
 
 @pytest.mark.distributed
@@ -181,6 +188,7 @@ def test_two_ranks_killed_and_resumed_equal_one_rank_bit_for_bit(
     assert 2 <= done < 6, done  # killed mid-run, its complete steps kept
     run(ranks(2, args(tiny_checkpoint, tiny_store, cut, *flags, "--resume")))
     assert_same(one, cut)
+    assert_same_scores(tmp_path / "one", tmp_path / "cut")  # the written steps read back
     out = open_out(cut)
     assert "resumed after step" in out.attrs["history"]
     assert_bytes(out, 2, "cross-face")

@@ -31,12 +31,12 @@ def test_an_output_made_after_the_plan_is_replaced_only_once_the_new_one_is_comp
 ):
     path = tmp_path / "o.zarr"
     tight = {"output.overwrite": True, "guard.mean_sigmas": 1e-9}  # stops at step 1
-    plan = plan_rollout(config(tiny_checkpoint, tiny_store, path, **tight))
+    plan, inputs = plan_rollout(config(tiny_checkpoint, tiny_store, path, **tight))
     assert plan.action == "create"  # nothing there when planned ...
     run_rollout(config(tiny_checkpoint, tiny_store, path, **{"output.steps": 2}))  # ... then
     before = xr.open_zarr(path, consolidated=False)["u"].values.tobytes()
     with pytest.raises(RolloutError, match="left physics"):
-        drive(plan, LocalExchange(), "cpu")
+        drive(plan, inputs, LocalExchange(), "cpu")
     assert xr.open_zarr(path, consolidated=False)["u"].values.tobytes() == before
     assert not out.staging_path(path).exists()
 
@@ -47,7 +47,7 @@ def test_a_store_that_cannot_be_created_leaves_no_staging(
     from screamcast.rollout.writer import RolloutWriter
 
     path = tmp_path / "o.zarr"
-    plan = plan_rollout(config(tiny_checkpoint, tiny_store, path))
+    plan, inputs = plan_rollout(config(tiny_checkpoint, tiny_store, path))
     real = RolloutWriter.create
 
     def full_disk(self):
@@ -56,5 +56,5 @@ def test_a_store_that_cannot_be_created_leaves_no_staging(
 
     monkeypatch.setattr(RolloutWriter, "create", full_disk)
     with pytest.raises(OSError, match="No space left"):
-        drive(plan, LocalExchange(), "cpu")
+        drive(plan, inputs, LocalExchange(), "cpu")
     assert not out.staging_path(path).exists() and not path.exists()
