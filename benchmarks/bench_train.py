@@ -132,7 +132,7 @@ def _bare_step_fn(cfg):
     batch = next(iter(torch.utils.data.DataLoader(data, batch_size=d.batch_size)))
 
     def step() -> None:
-        loss, _ = rollout_loss(pipeline, batch, 0)
+        loss, _ = rollout_loss(pipeline, batch, ds["time"].values, 0)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if cfg.optim.grad_clip:  # the optimizer work the configuration asks for, as in the loop

@@ -5,14 +5,16 @@
 Both advance a state by the same pipeline call (:meth:`Pipeline.forward`, or ``predict`` at
 inference): :class:`CropStepper` on training crops whose forcing comes with the batch,
 :class:`screamcast.rollout.stepper.GlobalStepper` on the whole cube, gathering tiles with their
-halo and reassembling them. ``t0, t1`` are the step's two times: positions in the batch's
-forcing for a crop, model times for the globe.
+halo and reassembling them. Both take the step's two model times ``t0, t1`` (one per state
+of the batch): a crop finds its forcing at those times among the batch's, the globe evaluates
+it there.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
+import numpy as np
 import torch
 
 from screamcast.model.pipeline import Pipeline
@@ -25,14 +27,27 @@ class Stepper(Protocol):
 
 
 class CropStepper:
-    """Steps a batch of crops: ``forcing (B, k + 1, Fc, S, S)`` holds every time of the unroll,
-    ``static (B, F, S, S)`` the crops' static inputs. Differentiable (training)."""
+    """Steps a batch of crops: ``forcing (B, k + 1, Fc, S, S)`` holds the forcing at each of
+    the unroll's model times ``times (B, k + 1)``, ``static (B, F, S, S)`` the crops' static
+    inputs. Differentiable (training)."""
 
-    def __init__(self, pipeline: Pipeline, forcing: torch.Tensor, static: torch.Tensor):
+    def __init__(
+        self, pipeline: Pipeline, forcing: torch.Tensor, static: torch.Tensor, times: np.ndarray
+    ):
         self.pipeline, self.forcing, self.static = pipeline, forcing, static
+        self.times = np.asarray(times)  # (B, k + 1)
 
-    def step(self, state: torch.Tensor, t0: int, t1: int) -> torch.Tensor:
-        if t1 != t0 + 1:
-            raise ValueError(f"a crop steps one time at a time, got {t0} -> {t1}")
-        forcing = self.forcing[:, t0 : t1 + 1].flatten(1, 2)  # (B, 2, Fc, S, S) -> (B, 2 Fc, S, S)
+    def step(self, state: torch.Tensor, t0: np.ndarray, t1: np.ndarray) -> torch.Tensor:
+        """``state (B, C, S, S)`` at the times ``t0 (B,)`` -> ``(B, C + D, S, S)`` at ``t1``."""
+        j = self.position(t0)
+        if j + 1 >= self.times.shape[1] or not (self.times[:, j + 1] == t1).all():
+            raise ValueError(f"a crop steps to its batch's next time, got {t0} -> {t1}")
+        forcing = self.forcing[:, j : j + 2].flatten(1, 2)  # (B, 2, Fc, S, S) -> (B, 2 Fc, S, S)
         return self.pipeline(state, forcing, self.static)  # (B, C + D, S, S)
+
+    def position(self, t: np.ndarray) -> int:
+        """Where the times ``t (B,)`` stand among the batch's (the same for every crop)."""
+        for j in range(self.times.shape[1]):
+            if (self.times[:, j] == t).all():
+                return j
+        raise ValueError(f"{t} are not times of this batch's crops")

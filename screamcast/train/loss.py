@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from screamcast.data.batch import CropBatch
@@ -27,21 +28,24 @@ def no_change_loss(
 def rollout_loss(
     pipeline: Pipeline,
     batch: CropBatch,
+    times: np.ndarray,
     halo: int,
     weights: torch.Tensor | None = None,
     loss: LossFunction = area_weighted_mse,
 ):
-    """Unroll ``k`` steps; before each next step the crop's outer ``halo`` ring (its lateral
-    boundary) is reset to the truth, as the neighbouring tiles would supply it in a rollout.
-    Returns (summed loss, per-variable loss of the first step)."""
+    """Unroll ``k`` steps from the crops' model times (``times``: the store's, which the
+    batch's ``time`` indexes); before each next step the crop's outer ``halo`` ring (its
+    lateral boundary) is reset to the truth, as the neighbouring tiles would supply it in a
+    rollout. Returns (summed loss, per-variable loss of the first step)."""
     state, target = batch.state, batch.target  # (B, C, S, S), (B, k, C + D, S, S)
-    stepper = CropStepper(pipeline, batch.forcing, batch.static)
-    area = batch.area
     C, k = state.shape[1], target.shape[1]
+    when = np.asarray(times)[batch.time.cpu().numpy()[:, None] + np.arange(k + 1)]  # (B, k + 1)
+    stepper = CropStepper(pipeline, batch.forcing, batch.static, when)
+    area = batch.area
     scale = pipeline.loss_scale()
     total, first = 0.0, None
     for j in range(k):
-        pred = stepper.step(state, j, j + 1)  # (B, C + D, S, S)
+        pred = stepper.step(state, when[:, j], when[:, j + 1])  # (B, C + D, S, S)
         per_var = loss(pred, target[:, j], area, scale)
         total = total + (per_var * weights).sum() if weights is not None else total + per_var.mean()
         first = per_var.detach() if first is None else first

@@ -52,8 +52,9 @@ def check_unroll(cfg) -> None:
 class CropObjective:
     """Crops of ``tile + 2 * halo`` (:class:`~screamcast.data.dataset.CropDataset`)."""
 
-    def __init__(self, cfg, pipeline, loss, segments=None):
-        self.cfg, self.pipeline, self.loss = cfg, pipeline, loss
+    def __init__(self, cfg, pipeline, loss, times, segments=None):
+        """``times``: the store's model times (a crop's forcing is found at its own)."""
+        self.cfg, self.pipeline, self.loss, self.times = cfg, pipeline, loss, times
         self.segments = segments  # the store's independent runs: no sample spans two
         reset = cfg.unroll == "crop_truth_ring" and cfg.rollout_steps > 1
         self.halo = cfg.data.halo if reset else 0
@@ -68,11 +69,11 @@ class CropObjective:
 
     def __call__(self, batch: CropBatch):
         w = self.weights.to(batch.state.device) if self.cfg.lead_weights else None
-        return rollout_loss(self.pipeline, batch, self.halo, w, loss=self.loss)
+        return rollout_loss(self.pipeline, batch, self.times, self.halo, w, loss=self.loss)
 
     def validation(self, batch: CropBatch) -> tuple[torch.Tensor, torch.Tensor]:
         one_step = batch.one_step()
-        loss, _ = rollout_loss(self.pipeline, one_step, 0, loss=self.loss)
+        loss, _ = rollout_loss(self.pipeline, one_step, self.times, 0, loss=self.loss)
         return loss, no_change_loss(self.pipeline, one_step, self.loss)
 
 
@@ -186,4 +187,4 @@ def objective(cfg, pipeline, module, loss, ds, layout, device, stats=None):
         return GlobalObjective(cfg, pipeline, module, loss, ds, layout, device, stats)
     if cfg.data.symmetry:  # a crop moved by a turn of the globe is another crop already
         raise ValueError("data.symmetry=true moves whole cubes: it needs unroll=global")
-    return CropObjective(cfg, pipeline, loss, segments_of(ds))
+    return CropObjective(cfg, pipeline, loss, ds["time"].values, segments_of(ds))

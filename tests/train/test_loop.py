@@ -468,8 +468,10 @@ def test_the_no_change_loss_is_the_loss_of_predicting_no_change(tiny_store):
         forcing=torch.zeros(2, 2, 3, S, S),  # (B, k + 1, Fc, S, S): solar time on
         static=torch.zeros(2, 2 + 8, S, S),
         area=torch.ones(2, S, S),
+        time=torch.zeros(2, dtype=torch.long),
     )
-    loss, _ = rollout_loss(pipeline, batch, 0)
+    times = np.datetime64("2020-01-01") + np.arange(2) * np.timedelta64(6, "h")
+    loss, _ = rollout_loss(pipeline, batch, times, 0)
     torch.testing.assert_close(no_change_loss(pipeline, batch), loss)
 
 
