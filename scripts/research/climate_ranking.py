@@ -132,13 +132,15 @@ def main(argv=None) -> int:
     p.add_argument("--starts", type=int, default=3, help="starts per set")
     p.add_argument("--days", type=float, default=60.0, help="days of each free run")
     p.add_argument("--checkpoint", action="append", default=[], help="NAME=PATH, more to rank")
+    p.add_argument("--no-shipped", action="store_true", help="leave the shipped emulator out")
     p.add_argument("--output", required=True, help="the JSON record")
     a = p.parse_args(argv)
     work = Path(a.workdir)
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     kept = fine_tune(a.store, work / "run", a.steps, a.keep_every) if a.steps else []
-    models = {"shipped": HS / "emulator.pth"} | {c.stem: c for c in kept}
+    models = {} if a.no_shipped else {"shipped": HS / "emulator.pth"}
+    models |= {c.stem: c for c in kept}
     models |= {n: Path(p) for n, p in (c.split("=", 1) for c in a.checkpoint)}
     sets = dict(zip("AB", start_sets(a.starts_store, a.starts), strict=True))
     truth = truth_stats(a.store)
