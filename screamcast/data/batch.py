@@ -27,10 +27,6 @@ class CropBatch(NamedTuple):
     face: torch.Tensor | None = None  # (B,): the crop's face
     origin: torch.Tensor | None = None  # (B, 2): its first row and column in the extended face
 
-    def one_step(self) -> CropBatch:
-        """This batch with its first lead only (the one-step scores)."""
-        return self._replace(target=self.target[:, :1])
-
 
 class CubeBatch(NamedTuple):
     """Whole cubes at time t with the ``k`` steps after it, for training through the global
@@ -40,6 +36,7 @@ class CubeBatch(NamedTuple):
     target: torch.Tensor  # (B, k, C + D, 6, n, n): at t+1..t+k
     start: torch.Tensor  # (B,): the store's time index of t (the trainer's times give the date)
 
-    def one_step(self) -> CubeBatch:
-        """This batch with its first lead only (the one-step scores)."""
-        return self._replace(target=self.target[:, :1])
+
+def first_lead(batch: CropBatch | CubeBatch) -> CropBatch | CubeBatch:
+    """``batch`` with its first lead only (the one-step scores)."""
+    return batch._replace(target=batch.target[:, :1])

@@ -305,10 +305,13 @@ def _resumed(part: Part, writer: RolloutWriter, scores) -> tuple[int, torch.Tens
     k0 = int(np.flatnonzero(plan.out_times == last_time)[0])
     if part.rank == 0:
         writer.note_resume(done, plan.attrs["command"])
-    if part.scored:  # the steps written before the interruption, one at a time, read back
-        for k in range(k0 + 1):  # by rank 0; the ranks kept in step (no collective waits long)
-            if scores is not None and part.rank == 0:
-                record_written(plan, scores, range(k, k + 1))
+    if part.scored:  # the steps written before the interruption, read back one at a time by
+        # rank 0 with the ranks kept in step (no collective waits long)
+        feed = scores is not None and part.rank == 0
+        written = written_steps(plan, range(k0 + 1)) if feed else None
+        for k in range(k0 + 1):
+            if written is not None:
+                scores.record(k, plan.out_times[k], next(written)[1])
             part.exchange.barrier()
     state = fields[: len(plan.prog)]
     if part.region is not None:
@@ -316,16 +319,16 @@ def _resumed(part: Part, writer: RolloutWriter, scores) -> tuple[int, torch.Tens
     return k0, torch.as_tensor(state)
 
 
-def record_written(plan: RolloutPlan, scores, steps: range) -> None:
-    """Feed ``scores`` the ``steps`` already in the output, one step in memory at a time."""
+def written_steps(plan: RolloutPlan, steps: range):
+    """``(k, fields)`` of the ``steps`` already in the output, one step in memory at a time
+    (the output opened once)."""
     import xarray as xr
 
     from screamcast.data.calendar import DECODER
     from screamcast.data.channels import each_step
 
     written = xr.open_zarr(plan.output, consolidated=False, decode_times=DECODER, chunks=None)
-    for k, fields in each_step(written, plan.prog + plan.diag, steps):
-        scores.record(k, plan.out_times[k], fields)
+    yield from each_step(written, plan.prog + plan.diag, steps)
 
 
 def _numbers(part: Part, stepper, steps_run: int, wall: float, writing: float) -> dict:

@@ -53,16 +53,14 @@ def run_rollout(
         scores = scoring(plan, inputs) if scoring is not None and rank == 0 else None
         with rollout_threads(config.stepper.threads) as (threads, why):
             summary |= {"threads": threads, "threads_from": why, "rank": rank}
-            summary["exchange"] = _drive(plan, inputs, (rank, world), device, scores)
+            summary["exchange"] = _drive(plan, inputs, rank, world, device, scores)
     finally:
         inputs.close()
     return summary | {"scores": scores}
 
 
-def _drive(plan: RolloutPlan, inputs: RolloutInputs, ranks: tuple, device: str, scores) -> dict:
-    """The driver on this rank of ``ranks`` ``(rank, world)``; a rank lost mid-run said as
-    such."""
-    rank, world = ranks
+def _drive(plan: RolloutPlan, inputs: RolloutInputs, rank: int, world: int, device, scores):
+    """The driver on this rank; a rank lost mid-run said as such."""
     if world == 1:
         return drive(plan, inputs, LocalExchange(), device, scores)
     try:

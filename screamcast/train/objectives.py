@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from screamcast.config.training import UNROLLS
-from screamcast.data.batch import CropBatch, CubeBatch
+from screamcast.data.batch import CropBatch, CubeBatch, first_lead
 from screamcast.data.calendar import seconds
 from screamcast.data.crop_sampler import segments_of, time_range
 from screamcast.data.cube_samples import CubeSamples, static_fields
@@ -72,7 +72,7 @@ class CropObjective:
         return rollout_loss(self.pipeline, batch, self.times, self.halo, w, loss=self.loss)
 
     def validation(self, batch: CropBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        one_step = batch.one_step()
+        one_step = first_lead(batch)
         loss, _ = rollout_loss(self.pipeline, one_step, self.times, 0, loss=self.loss)
         return loss, no_change_loss(self.pipeline, one_step, self.loss)
 
@@ -168,7 +168,7 @@ class GlobalObjective:
         return self.unroll(batch, self.times)
 
     def validation(self, batch: CubeBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        one_step = batch.one_step()
+        one_step = first_lead(batch)
         loss, _ = self.unroll(one_step, self.times)
         return loss, self.unroll.no_change(one_step)
 
