@@ -83,7 +83,7 @@ def _setup(tmp: Path, n: int, tile: int, halo: int) -> dict:
     x = torch.as_tensor(ds[d.prognostic].isel(time=0).to_array().values)  # (C, 6, n, n)
     writer.append(times[0], torch.cat([x, x[:1] * 0]).numpy())  # the initial condition
     step, guard = _rollout_step(stepper, nudger, len(d.prognostic), stats.to_dict(), d, grid)
-    tiles = stepper.op.gather(x[None])  # the baseline's tiles, gathered once
+    tiles = stepper.block.gather(x)  # the baseline's tiles, gathered once
     return dict(
         x=x,
         times=times,

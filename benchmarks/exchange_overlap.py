@@ -7,7 +7,7 @@ waited for first (``--no-overlap-exchange``).
 ``python -m benchmarks.exchange_overlap [--record]``: an n = 96 analytic store, a fixed-seed
 width-8 checkpoint with tiles of 16 and a halo of 8 (6 x 6 tiles a face: whole faces hold 16
 interior tiles of 36, bands of 3 tile rows 4 of 18), the cross-face rollout (every exchange),
-``--steps`` steps, batches of 4 tiles. 1 rank: the same domain stepper on one block of the
+``--steps`` steps, batches of 4 tiles. 1 rank: the same stepper on the one block of the
 whole cube, in this process (no exchange); 6 and 12 ranks: ``torchrun`` on gloo, one thread
 each, the two settings alternated ``--rounds`` times. Per run, from the output's attrs: each
 rank's seconds per step (writing included), in its forwards, and waiting for the halo; the
@@ -69,14 +69,12 @@ def on_ranks(world: int, flags: list[str]) -> dict:
 
 
 def one_block(ckpt: Path, store: Path, steps: int) -> dict:
-    """The domain stepper on one block of the whole cube (world 1), in this process."""
+    """The rollout's stepper on one rank (the one block of the whole cube), in this process."""
     import torch
 
     from screamcast.config.inference import InferenceConfig
-    from screamcast.rollout.domain_stepper import DomainStepper
-    from screamcast.rollout.exchange import Exchange
-    from screamcast.rollout.exchange_plan import ExchangePlan
     from screamcast.rollout.plan import plan_rollout
+    from screamcast.rollout.stepper import GlobalStepper
 
     keys = {"checkpoint.path": str(ckpt), "initial_condition.data": str(store),
             "output.path": "unused.zarr", "output.steps": steps, "stepper.batch_size": BATCH,
@@ -84,13 +82,11 @@ def one_block(ckpt: Path, store: Path, steps: int) -> dict:
     plan, inputs = plan_rollout(InferenceConfig.from_keys(keys), "the benchmark")
     layout = plan.layout()
     torch.set_num_threads(1)  # as each rank of the runs on several
-    stepper = DomainStepper(
+    stepper = GlobalStepper(
         plan.pipeline(),
         layout,
         inputs.static_fields,
         plan.config.stepper,
-        ExchangePlan.build(layout, 0, 1),
-        Exchange(0, 1),
         "cpu",
     )
     x = torch.as_tensor(inputs.initial[: len(plan.prog)])  # (C, 6, n, n)

@@ -217,11 +217,11 @@ def step_phases(stepper: GlobalStepper, x: torch.Tensor, t0, t1, steps: int, dev
     x = x.to(device)
     tiles = stepper.predict_tiles(x, t0, t1)  # (n_tiles, C + D, S, S)
     parts = {
-        "gather": lambda: stepper.op.gather(x[None]),
+        "gather": lambda: stepper.block.gather(x),
         "insolation": lambda: stepper.forcing(t0, t1),
         "predict_tiles": lambda: stepper.predict_tiles(x, t0, t1),
-        "adjoint": lambda: stepper.op.adjoint(tiles, cross_face=stepper.cross_face),
-        "to_host": lambda: stepper.op.crop(tiles).cpu(),
+        "adjoint": lambda: stepper.block.adjoint(tiles, stepper.cross_face, stepper.window),
+        "to_host": lambda: stepper.block.crop(tiles).cpu(),
     }
     s = {name: _timed(fn, steps, device)[0] for name, fn in parts.items()}
     s["forwards"] = s["predict_tiles"] - s["gather"] - s["insolation"]

@@ -157,11 +157,11 @@ def test_perturbations_are_caught(name, perturb, tmp_path, monkeypatch):
         step_init = stepper.GlobalStepper.__init__
         adjoint = perturb == "intra"  # the intra-face halo adjoint, or the crop
 
-        def swapped(self, pipeline, layout, static, section, device=None):
+        def swapped(self, pipeline, layout, static, section, device=None, **block):
             other = dataclasses.replace(
                 section, halo_adjoint=adjoint, halo_adjoint_cross_face=False
             )
-            step_init(self, pipeline, layout, static, other, device)
+            step_init(self, pipeline, layout, static, other, device, **block)
 
         monkeypatch.setattr(stepper.GlobalStepper, "__init__", swapped)
     off = mismatch(run_config(name, tmp_path), np.load(REFERENCES / f"{name}.npz"))

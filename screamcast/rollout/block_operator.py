@@ -54,8 +54,8 @@ class BlockOperator:
         self.recv_overlap = {q: index(v) for q, v in plan.recv_overlap.items()}
         self.send_adjoint = {q: index(v) for q, v in plan.send_adjoint.items()}
         self.adjoint_ring = index(plan.adjoint_ring)
-        self.adjoint_own = index(plan.adjoint_own)
-        self.adjoint_order = index(plan.adjoint_order)
+        take = _composed_take(plan)  # None: my weighted entries, as they are
+        self.adjoint_take = None if take is None else index(take)
         self.adjoint_index = index(plan.adjoint_index)
 
     def weights(self, which: str, dtype: torch.dtype) -> torch.Tensor:
@@ -86,7 +86,7 @@ class BlockOperator:
             return slab
         flat, transfers = pending
         got = transfers.wait()
-        values = torch.cat([flat, *(got[q] for q in sorted(got))], dim=1)  # (C, F h w + N)
+        values = torch.cat([flat, *(got[q] for q in sorted(got))], dim=1) if got else flat
         C = slab.shape[0]
         out = slab.view(C, -1)  # (C, F (h + 2H) (w + 2H))
         if self.fill_pos.numel():  # the strips around a block smaller than a face
@@ -186,8 +186,9 @@ class BlockOperator:
         send = {q: weighted[:, idx] for q, idx in self.send_adjoint.items()}
         shape = {q: ((C, c), ext.dtype, ext.device) for q, c in self.plan.recv_adjoint.items()}
         got = self.exchange.swap(send, shape)
-        arrival = torch.cat([weighted[:, self.adjoint_own], *(got[q] for q in sorted(got))], 1)
-        values = arrival[:, self.adjoint_order]  # (C, entries) in the single-rank order
+        values = torch.cat([weighted, *(got[q] for q in sorted(got))], 1) if got else weighted
+        if self.adjoint_take is not None:
+            values = values[:, self.adjoint_take]  # (C, entries) in the single-rank order
         ext.view(C, -1).scatter_add_(1, self.adjoint_index.expand(C, -1), values)
 
     def adjoint(self, tiles: torch.Tensor, cross_face: bool, window: str) -> torch.Tensor:
@@ -203,3 +204,16 @@ class BlockOperator:
             self._add_cross_face(ext)
         r, c = self.plan.out_origin
         return torch.div(ext[..., r : r + self.h, c : c + self.w], count).to(dtype)
+
+
+def _composed_take(plan: ExchangePlan) -> np.ndarray | None:
+    """Where each cross-face entry a block adds comes from, in the single-rank order, as one
+    index into ``[my weighted entries (k R_o), then each sender's in rank order]`` (one
+    gather, not a gather of mine then a reorder); None where that is every entry of mine in
+    its own order (a block of the whole globe)."""
+    n_mine = plan.adjoint_weights.size
+    received = np.arange(n_mine, n_mine + sum(plan.recv_adjoint.values()))
+    take = np.concatenate([plan.adjoint_own, received])[plan.adjoint_order]
+    if take.size == n_mine and np.array_equal(take, np.arange(n_mine)):
+        return None
+    return take

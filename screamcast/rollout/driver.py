@@ -65,20 +65,11 @@ class Part:
         return self.plan.writer(path, None if whole else self.region, self.chunks)
 
     def stepper(self, device: str) -> GlobalStepper:
-        plan, section, static = self.plan, self.plan.config.stepper, self.inputs.static_fields
-        if self.world == 1:
-            return GlobalStepper(plan.pipeline(), self.layout, static, section, device)
-        from screamcast.rollout.domain_stepper import DomainStepper
-
-        return DomainStepper(
-            plan.pipeline(),
-            self.layout,
-            static,
-            section,
-            self.exchanges,
-            self.exchange,
-            device,
-        )
+        """This part's stepper: its block's tiles, its exchange (local on one rank)."""
+        plan, static = self.plan, self.inputs.static_fields
+        section, pipeline = plan.config.stepper, plan.pipeline()
+        block = {"plan": self.exchanges, "exchange": self.exchange}  # None: the globe's
+        return GlobalStepper(pipeline, self.layout, static, section, device, **block)
 
     def nudging(self):
         """The nudging's corrector on this part (its ``restrict`` on several ranks)."""
@@ -333,7 +324,7 @@ def written_steps(plan: RolloutPlan, steps: range):
 
 def _numbers(part: Part, stepper, steps_run: int, wall: float, writing: float) -> dict:
     """This rank's numbers: the exchanges' bytes, its time per part of the step, its memory."""
-    spent = stepper.seconds  # a domain stepper's parts (several ranks); one rank's: none
+    spent = stepper.seconds  # its time in forwards, halo waits and reassembly
     hours = steps_run * seconds(part.plan.dt) / 3600.0
     return {
         "sent_bytes": part.exchange.sent_bytes,

@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     step, guard = build_step(plan, stepper), build_guard(plan)
     x = torch.as_tensor(inputs.initial[: len(plan.prog)])
     t0, t1 = plan.out_times[:2]
-    tiles = stepper.op.gather(x[None])
+    tiles = stepper.block.gather(x)
     forcing, static = stepper.forcing(t0, t1), stepper.static_tiles
     net = stepper.pipeline
     y = stepper._forward(tiles, t0, t1)
@@ -62,9 +62,9 @@ def main(argv=None) -> int:
         return run
 
     parts = {
-        "gather": lambda: stepper.op.gather(x[None]),
+        "gather": lambda: stepper.block.gather(x),
         "forward": lambda: stepper._forward(tiles, t0, t1),
-        "reassembly": lambda: stepper.op.adjoint(y, cross_face=False, window="cosine"),
+        "reassembly": lambda: stepper.block.adjoint(y, False, "cosine"),
         "correctors": grad_off(lambda: [c(x[None], fields[None]) for c in step.correctors]),
         "guard": lambda: guard.check(fields, 1, t1),
         "whole step": lambda: step(x[None], t0, t1),

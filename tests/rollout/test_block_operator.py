@@ -17,7 +17,6 @@ from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.rollout.block_operator import BlockOperator
 from screamcast.rollout.domain import blocks, chunk_shape
-from screamcast.rollout.domain_stepper import DomainStepper
 from screamcast.rollout.exchange_plan import ExchangePlan
 from screamcast.rollout.stepper import GlobalStepper
 from tests.rollout.test_stepper import stepper
@@ -230,8 +229,8 @@ def test_the_domain_step_with_its_exchange_hidden_equals_one_rank(world, overlap
     whole, waits = torch.empty_like(want), []
 
     def body(r: int, exchange: ThreadExchange) -> None:
-        s = DomainStepper(single.pipeline, layout, np.zeros((1, 6, 32, 32)), config, plans[r],
-                          exchange)  # fmt: skip
+        static = np.zeros((1, 6, 32, 32))
+        s = GlobalStepper(single.pipeline, layout, static, config, plan=plans[r], exchange=exchange)
         region = (slice(None), *plans[r].block.region(layout.tile))
         whole[region] = s.step(x[region], t0, t1)
         waits.append(s.seconds)

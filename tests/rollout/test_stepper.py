@@ -14,6 +14,7 @@ from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.grid.extended import ExtendedFaceGeometry
 from screamcast.model.pipeline import Pipeline, input_channels
 from screamcast.model.unet import UNet
+from screamcast.rollout.exchange_plan import ExchangePlan
 from screamcast.rollout.stepper import GlobalStepper
 
 PROG, STATIC = ["u", "v"], ["orography"]
@@ -151,9 +152,32 @@ def test_a_rank_builds_only_its_own_tiles_inputs_and_they_are_the_globes():
     net = UNet(input_channels(len(PROG), len(STATIC), False, True), len(PROG), 8, 1)
     pipeline = Pipeline(net, stats, PROG, [], STATIC, grid_metric=True)
     whole = GlobalStepper(pipeline, layout, static)
-    mine = np.array([5, 6, 13, 20])  # tiles on faces 1, 3 and 5
-    part = GlobalStepper(pipeline, layout, static, tiles=mine)
-    assert part.static_tiles.shape == (4, 1 + 8, layout.size, layout.size)
+    plan = ExchangePlan.build(layout, 7, 12)  # rank 7 of 12: half of face 3
+    mine = plan.block.tiles(layout.tiles_per_side)
+    part = GlobalStepper(pipeline, layout, static, plan=plan)
+    assert mine.tolist() == [14, 15]
+    assert part.static_tiles.shape == (2, 1 + 8, layout.size, layout.size)
     assert torch.equal(part.static_tiles, whole.static_tiles[mine])
     gathered = whole.op.gather(torch.as_tensor(static)[None])  # (n_tiles, 1, S, S)
     assert torch.equal(whole.static_tiles[:, :1], gathered)
+
+
+MODES = [(False, False, "uniform"), (True, False, "cosine"), (True, True, "uniform")]
+
+
+@pytest.mark.parametrize("adjoint, cross, window", MODES)
+def test_one_rank_is_the_one_block_case_and_equals_the_halo_operator(adjoint, cross, window):
+    """On one rank the stepper runs the block operator of one block (the whole cube, nothing
+    exchanged); its gather and each reassembly equal the single-rank halo operator's bit for
+    bit, so no rank count has a path of its own."""
+    layout = TileLayout(PhysicsGrid.for_face_size(32), tile=8, halo=4)
+    s = stepper(layout)
+    s.halo_adjoint, s.cross_face, s.window = adjoint, cross, window
+    x = torch.randn(2, 6, 32, 32, generator=torch.Generator().manual_seed(3))
+    t0, t1 = np.datetime64("2000-06-01T00"), np.datetime64("2000-06-01T06")
+    tiles = s.op.gather(x[None])  # (n_tiles, C, S, S), the halo operator's
+    assert torch.equal(s.block.gather(x), tiles)
+    y = s._forward(tiles, t0, t1)  # (n_tiles, C + D, S, S)
+    want = s.op.adjoint(y, cross, window)[0] if adjoint else s.op.crop(y)[0]
+    assert torch.equal(s.step(x, t0, t1), want)
+    assert s.block.plan.recv_halo == {} and s.block.exchange.sent_bytes == 0
