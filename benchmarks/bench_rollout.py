@@ -35,6 +35,7 @@ from screamcast.config.inference import GuardSection, StepperSection
 from screamcast.data.stats import compute_stats
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.model.pipeline import build_pipeline
+from screamcast.model.state import State
 from screamcast.rollout.advance import advance
 from screamcast.rollout.guard import Guard
 from screamcast.rollout.nudging.relaxation import Relaxation
@@ -48,7 +49,7 @@ from screamcast.step.step import Step
 def _rollout_step(stepper, nudger, C: int, stats: dict, d, grid):
     """The rollout's step (the stepper's prediction, the nudging, the declared bounds) and
     its guard against the training statistics ``stats``."""
-    predict = lambda x, t0, t1: stepper.step(x[0], t0, t1)[None]  # noqa: E731
+    predict = lambda x, t0, t1: stepper.step(x[0], t0[0], t1[0])[None]  # noqa: E731
     step = Step(predict, C, bounded=stepper.bounded, nudging=nudger)
     names = d.prognostic + d.diagnostic
     guard = Guard.from_stats(names, stats, torch.as_tensor(grid.area), GuardSection())
@@ -85,7 +86,7 @@ def _setup(tmp: Path, n: int, tile: int, halo: int) -> dict:
     step, guard = _rollout_step(stepper, nudger, len(d.prognostic), stats.to_dict(), d, grid)
     tiles = stepper.block.gather(x)  # the baseline's tiles, gathered once
     return dict(
-        x=x,
+        state=State.one(x, times[0]),
         times=times,
         step=step,
         guard=guard,
@@ -100,13 +101,13 @@ def _setup(tmp: Path, n: int, tile: int, halo: int) -> dict:
 def _measure(s: dict, steps: int) -> tuple[list, ...]:
     """Each step as the rollout takes it (its write waited for on even steps, left in the
     background on odd ones), then the same forwards alone; seconds and peak memory."""
-    x, times, writer, tiles = s["x"], s["times"], s["writer"], s["tiles"]
+    state, times, writer, tiles = s["state"], s["times"], s["writer"], s["tiles"]
     cand, base, over, writes, rss = [], [], [], [], []
     for k in range(steps):
         overlapped = k % 2 == 1  # alternate: the same machine state for both cases
         t0 = time.perf_counter()
         emit = lambda j, y: writer.append(times[j], y.numpy())  # noqa: E731
-        x = advance(s["step"], s["guard"], x, times, range(k, k + 1), emit)
+        state = advance(s["step"], s["guard"], state, times, range(k, k + 1), emit)
         tw = time.perf_counter()
         if not overlapped:
             writer.flush()  # the whole write inside the step's time

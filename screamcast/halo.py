@@ -98,8 +98,8 @@ class HaloOperator:
         f, y, x = np.unravel_index(layout.ring_sources.T, (6, n, n))
         ext_idx = (f * layout.padded + y + H) * layout.padded + x + H  # (k, R)
         self._ring_idx_ext = torch.as_tensor(ext_idx.reshape(-1), **as_long)  # (k * R,)
-        self._ring_w64 = torch.as_tensor(layout.ring_weights.T.copy(), dtype=torch.float64)
-        self._ring_w: dict[torch.dtype, torch.Tensor] = {}
+        self._ring_weights_f64 = torch.as_tensor(layout.ring_weights.T.copy(), dtype=torch.float64)
+        self._ring_weights: dict[torch.dtype, torch.Tensor] = {}
         self._counts: dict[tuple[torch.dtype, bool, str], torch.Tensor] = {}
         self._windows: dict[tuple[str, torch.dtype], torch.Tensor] = {}
         self._scratch: dict[tuple, torch.Tensor] = {}
@@ -121,9 +121,9 @@ class HaloOperator:
 
     def ring_weights(self, dtype: torch.dtype) -> torch.Tensor:
         """IDW weights ``(k, R)`` in ``dtype`` on this device (cached)."""
-        if dtype not in self._ring_w:
-            self._ring_w[dtype] = self._ring_w64.to(device=self.device, dtype=dtype)
-        return self._ring_w[dtype]
+        if dtype not in self._ring_weights:
+            self._ring_weights[dtype] = self._ring_weights_f64.to(device=self.device, dtype=dtype)
+        return self._ring_weights[dtype]
 
     def _check(self, x: torch.Tensor) -> tuple[int, int]:
         if x.dim() != 5 or tuple(x.shape[2:]) != (6, self.n, self.n):

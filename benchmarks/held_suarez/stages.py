@@ -212,6 +212,7 @@ def emulator_cost(
     on inference tiles of a face each (``stepper.tile``; skill kept: the tiles lab book)."""
     from screamcast.config.inference import InferenceConfig
     from screamcast.grid.physics import PhysicsGrid
+    from screamcast.model.state import State
     from screamcast.rollout.advance import GuardStop, advance
     from screamcast.rollout.driver import Part
     from screamcast.rollout.exchange import LocalExchange
@@ -241,7 +242,8 @@ def emulator_cost(
 
     step, guard = build_step(plan, stepper), build_guard(plan)
     try:
-        advance(step, guard, x, plan.out_times, range(steps + 1), emit)
+        state = State.one(x, plan.out_times[0])
+        advance(step, guard, state, plan.out_times, range(steps + 1), emit)
     except GuardStop:  # a non-finite state (the guard is off otherwise): the steps before it
         pass
     if len(marks) < 2:

@@ -2,12 +2,12 @@
 # Copyright 2026 The screamcast authors
 """The stepper protocol: one model step, as training's unroll and the global rollout take it.
 
-Both advance a state by the same pipeline call (:meth:`Pipeline.forward`, or ``predict`` at
-inference): :class:`CropStepper` on training crops whose forcing comes with the batch,
-:class:`screamcast.rollout.stepper.GlobalStepper` on the whole cube, gathering tiles with their
-halo and reassembling them. Both take the step's two model times ``t0, t1`` (one per state
-of the batch): a crop finds its forcing at those times among the batch's, the globe evaluates
-it there.
+Both advance a :class:`~screamcast.model.state.State` (fields and the model time they stand
+at) to the next model time by the same pipeline call (:meth:`Pipeline.forward`, or
+``predict`` at inference): :class:`CropStepper` on training crops whose forcing comes with
+the batch, :class:`screamcast.step.step.Step` on cubes (its predictor gathers tiles with
+their halo, from the state's time to the next, and reassembles them). A crop finds its
+forcing at those times among the batch's, the globe evaluates it there.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ import numpy as np
 import torch
 
 from screamcast.model.pipeline import Pipeline
+from screamcast.model.state import State
 
 
 class Stepper(Protocol):
-    def step(self, state: torch.Tensor, t0, t1) -> torch.Tensor:
-        """The prognostic ``state (..., C, a, b)`` at ``t0`` -> ``(..., C + D, a, b)`` at
-        ``t1``: the prognostic state, then the diagnostics."""
+    def step(self, state: State, t1: np.ndarray) -> torch.Tensor:
+        """``state`` (fields ``(B, C, a, b)`` at their times) -> ``(B, C + D, a, b)`` at the
+        model times ``t1 (B,)``: the prognostic fields, then the diagnostics."""
 
 
 class CropStepper:
@@ -37,13 +38,13 @@ class CropStepper:
         self.pipeline, self.forcing, self.static = pipeline, forcing, static
         self.times = np.asarray(times)  # (B, k + 1)
 
-    def step(self, state: torch.Tensor, t0: np.ndarray, t1: np.ndarray) -> torch.Tensor:
-        """``state (B, C, S, S)`` at the times ``t0 (B,)`` -> ``(B, C + D, S, S)`` at ``t1``."""
-        j = self.position(t0)
+    def step(self, state: State, t1: np.ndarray) -> torch.Tensor:
+        """``state`` (fields ``(B, C, S, S)`` at its times) -> ``(B, C + D, S, S)`` at ``t1``."""
+        j = self.position(state.time)
         if self.position(t1) != j + 1:
-            raise ValueError(f"a crop steps to its batch's next time, got {t0} -> {t1}")
+            raise ValueError(f"a crop steps to its batch's next time, got {state.time} -> {t1}")
         forcing = self.forcing[:, j : j + 2].flatten(1, 2)  # (B, 2, Fc, S, S) -> (B, 2 Fc, S, S)
-        return self.pipeline(state, forcing, self.static)  # (B, C + D, S, S)
+        return self.pipeline(state.fields, forcing, self.static)  # (B, C + D, S, S)
 
     def position(self, t: np.ndarray) -> int:
         """Where the times ``t (B,)`` stand among the batch's (the same for every crop)."""

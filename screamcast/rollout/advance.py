@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from screamcast.model.state import State
 from screamcast.rollout.guard import Guard, Trip
 from screamcast.step.step import Step
 
@@ -29,20 +30,21 @@ class GuardStop(Exception):
 def advance(
     step: Step,
     guard: Guard,
-    x: torch.Tensor,
+    state: State,
     times: np.ndarray,
     steps: range,
     emit: Callable[[int, torch.Tensor], None],
-) -> torch.Tensor:
-    """From ``x (C, *space)`` at ``times[steps.start]``, each ``k`` of ``steps``: the step to
-    ``times[k + 1]``, the guard, then ``emit(k + 1, fields (C + D, *space))``. Returns the
-    last state; raises :class:`GuardStop` at the first step the guard refuses."""
+) -> State:
+    """From ``state`` (one state, at ``times[steps.start]``), each ``k`` of ``steps``: the
+    step to ``times[k + 1]``, the guard, then ``emit(k + 1, fields (C + D, *space))``.
+    Returns the last state; raises :class:`GuardStop` at the first step the guard refuses."""
+    state.check_at(times[steps.start])
     for k in steps:
-        out = step(x[None], times[k], times[k + 1])
+        out = step(state, np.asarray([times[k + 1]]))
         y = out.fields()[0]  # (C + D, *space)
         trip = guard.check(y, k + 1, times[k + 1])
         if trip is not None:
             raise GuardStop(trip)
-        x = out.prognostic[0]
+        state = out.state()
         emit(k + 1, y)
-    return x
+    return state

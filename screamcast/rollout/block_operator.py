@@ -44,11 +44,11 @@ class BlockOperator:
 
         self.fill_pos, self.fill_src = index(plan.fill_pos), index(plan.fill_src)
         self.ring_pos, self.ring_idx = index(plan.ring_pos), index(plan.ring_sources.T)
-        self._w64 = {
+        self._weights_f64 = {
             "ring": torch.as_tensor(plan.ring_weights.T.copy(), dtype=torch.float64),
             "adjoint": torch.as_tensor(plan.adjoint_weights.T.copy(), dtype=torch.float64),
         }  # (k, R_s), (k, R_o)
-        self._w: dict[tuple, torch.Tensor] = {}
+        self._weights: dict[tuple, torch.Tensor] = {}
         self.send_halo = {q: index(v) for q, v in plan.send_halo.items()}
         self.send_overlap = {q: index(v) for q, v in plan.send_overlap.items()}
         self.recv_overlap = {q: index(v) for q, v in plan.recv_overlap.items()}
@@ -61,9 +61,9 @@ class BlockOperator:
     def weights(self, which: str, dtype: torch.dtype) -> torch.Tensor:
         """KNN weights ``(k, R)`` of the slab's rings or of the reassembled rings, in ``dtype``
         (cached: every step)."""
-        if (which, dtype) not in self._w:
-            self._w[which, dtype] = self._w64[which].to(self.device, dtype)
-        return self._w[which, dtype]
+        if (which, dtype) not in self._weights:
+            self._weights[which, dtype] = self._weights_f64[which].to(self.device, dtype)
+        return self._weights[which, dtype]
 
     # -- the halo exchange and the slab ----------------------------------------------------------
     def start(self, x: torch.Tensor) -> tuple[torch.Tensor, object]:

@@ -28,6 +28,7 @@ import torch
 
 from screamcast.data.calendar import seconds
 from screamcast.file_lock import FileLock
+from screamcast.model.state import State
 from screamcast.replace_dir import publish
 from screamcast.rollout import output as out
 from screamcast.rollout.advance import GuardStop, advance
@@ -232,7 +233,7 @@ def _run(part: Part, initial, device: str, scores) -> dict:
     exchange.reset()
     t_wall = time.perf_counter()
     try:
-        advance(step, guard, x, times, range(k0, steps), emit)
+        advance(step, guard, State.one(x, times[k0]), times, range(k0, steps), emit)
         part.commit_previous(writer, steps)
     except GuardStop as stop:  # every rank saw the same trip (the guard reduces first)
         part.commit_previous(writer, stop.trip.step - 1)

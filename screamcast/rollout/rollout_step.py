@@ -6,6 +6,7 @@ nudging, the declared bounds (:class:`screamcast.step.step.Step`); then the guar
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from screamcast.rollout.guard import Guard
@@ -42,12 +43,13 @@ def check_correctors(plan) -> None:
 
 
 def build_step(plan, stepper, nudging=None, region=None, reduction: Reduction = LOCAL) -> Step:
-    """``step(x (1, C, *space), t0, t1)`` on this rank's part ``region`` (None: the globe)."""
+    """``step(state, t1)`` of one state (fields ``(1, C, *space)``) on this rank's part
+    ``region`` (None: the globe)."""
     geometry = _geometry(plan, region, reduction)
     correctors = build_correctors(plan.correctors, geometry, CORRECTORS_KEY)
 
-    def predict(x: torch.Tensor, t0, t1) -> torch.Tensor:
-        return stepper.step(x[0], t0, t1).cpu()[None]  # (1, C + D, *space)
+    def predict(x: torch.Tensor, t0: np.ndarray, t1: np.ndarray) -> torch.Tensor:
+        return stepper.step(x[0], t0[0], t1[0]).cpu()[None]  # (1, C + D, *space)
 
     return Step(predict, len(plan.prog), correctors, stepper.bounded, nudging)
 

@@ -13,22 +13,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from screamcast.model import constraints
+from screamcast.model.state import State
 from screamcast.step.correctors import StepCorrector, apply_correctors
 
-# ``(x (B, C, *space), t0, t1) -> (B, C + D, *space)``: the tiles' prediction reassembled
-Predict = Callable[[torch.Tensor, object, object], torch.Tensor]
+# ``(x (B, C, *space), t0 (B,), t1 (B,)) -> (B, C + D, *space)``: the tiles' prediction
+# reassembled, each state from its own time to its next
+Predict = Callable[[torch.Tensor, np.ndarray, np.ndarray], torch.Tensor]
 
 
 @dataclass
 class StepOutput:
     """A step's result on this rank's part of the globe."""
 
-    prognostic: torch.Tensor  # (B, C, *space): the next state
+    prognostic: torch.Tensor  # (B, C, *space): the next state's fields
     diagnostic: torch.Tensor  # (B, D, *space)
+    time: np.ndarray  # (B,): the model time the step reached
     corrections: dict[str, torch.Tensor] = field(default_factory=dict)  # {what: (B,)}
+
+    def state(self) -> State:
+        """The next state: the prognostic fields at the step's time."""
+        return State(self.prognostic, self.time)
 
     def fields(self) -> torch.Tensor:
         """``(B, C + D, *space)``: what the output stores."""
@@ -54,14 +62,16 @@ class Step:
         self.predict, self.C = predict, n_prognostic
         self.correctors, self.bounded, self.nudging = list(correctors), list(bounded), nudging
 
-    def __call__(self, x: torch.Tensor, t0, t1) -> StepOutput:
-        """``x (B, C, *space)`` at ``t0`` -> the step's output at ``t1``."""
-        y = self.predict(x, t0, t1)  # (B, C + D, *space)
+    def __call__(self, state: State, t1: np.ndarray) -> StepOutput:
+        """``state`` (fields ``(B, C, *space)`` at its times) -> the step's output at the
+        model times ``t1 (B,)``."""
+        x, t1 = state.fields, np.asarray(t1)
+        y = self.predict(x, state.time, t1)  # (B, C + D, *space)
         y, done = apply_correctors(self.correctors, x, y)
         if self.nudging is not None:  # inference: one state at a time, in place
             y = y.clone()
             for b in range(len(y)):
-                self.nudging.apply(y[b, : self.C], t1)
+                self.nudging.apply(y[b, : self.C], t1[b])
         if self.bounded:
             y = constraints.clamp_(y.clone() if y.requires_grad else y, self.bounded)
-        return StepOutput(y[:, : self.C], y[:, self.C :], done)
+        return StepOutput(y[:, : self.C], y[:, self.C :], t1, done)

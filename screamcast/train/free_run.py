@@ -24,6 +24,7 @@ import torch
 from screamcast.config.inference import GuardSection
 from screamcast.data.calendar import seconds
 from screamcast.data.zonal_climate import ZonalStats, compare
+from screamcast.model.state import State
 from screamcast.rollout.advance import GuardStop, advance
 from screamcast.rollout.guard import Guard, Trip
 from screamcast.step.step import Step
@@ -145,16 +146,7 @@ class FreeRun:
                 probe.add(stats, y)
 
         try:
-            advance(one_cube(self.step), self.guard, x[0], times, range(self.steps), emit)
+            advance(self.step, self.guard, State.one(x[0], t0), times, range(self.steps), emit)
         except GuardStop as stop:  # step k left physics: k - 1 steps held
             return (stop.trip.step - 1) * self.dt_days, stop.trip
         return self.steps * self.dt_days, None
-
-
-def one_cube(step: Step):
-    """``step`` (each cube's times, as training batches them) on one cube with its times."""
-
-    def stepped(x: torch.Tensor, t0, t1):  # x (1, C, 6, n, n)
-        return step(x, np.array([t0], dtype=object), np.array([t1], dtype=object))
-
-    return stepped

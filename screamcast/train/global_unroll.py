@@ -17,6 +17,7 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 from screamcast.data.batch import CubeBatch
+from screamcast.model.state import State
 from screamcast.step.step import Step
 from screamcast.train.climate_losses import spectral_loss, time_mean_loss
 from screamcast.train.losses import LossFunction
@@ -70,7 +71,7 @@ class GlobalUnroll:
         return self
 
     def _fields(self, x: torch.Tensor, t0s, t1s) -> torch.Tensor:
-        return self.step(x, t0s, t1s).fields()  # (B, C + D, 6, n, n)
+        return self.step(State(x, t0s), t1s).fields()  # (B, C + D, 6, n, n)
 
     def __call__(self, batch: CubeBatch, times: np.ndarray):
         x, target = batch.state, batch.target  # (B, C, 6, n, n), (B, k, V, 6, n, n)
@@ -81,19 +82,20 @@ class GlobalUnroll:
             sigma = self.scale[:, :C].to(x).unsqueeze(2)  # (1, C, 1, 1, 1): diff_std
             x = x + self.input_noise * sigma * torch.randn_like(x)
         total, first, preds = 0.0, None, []
+        state = State(x, times[start])  # each cube at its own first time
         for j in range(k):
-            t0s, t1s = times[start + j], times[start + j + 1]
+            t1s = times[start + j + 1]
             if self.recompute and torch.is_grad_enabled():
-                pred = checkpoint(self._fields, x, t0s, t1s, use_reentrant=False)
+                pred = checkpoint(self._fields, *state, t1s, use_reentrant=False)
             else:
-                pred = self._fields(x, t0s, t1s)
+                pred = self._fields(*state, t1s)
             per_var = self.loss(
                 pred.flatten(2, 3), target[:, j].flatten(2, 3), area, self.scale
             )  # (B, V, 6 n, n) each -> (V,)
             total = total + self.weights[j].to(per_var.device) * per_var.mean()
             first = per_var.detach() if first is None else first
             preds.append(pred)
-            x = pred[:, :C]  # the model's own prediction is the next step's input
+            state = State(pred[:, :C], t1s)  # the model's own prediction, the next input
         if self.climate is not None and torch.is_grad_enabled():  # validation: the step loss
             total = total + self._climate_loss(torch.stack(preds, 1), target)
         return total, first

@@ -56,12 +56,13 @@ class StepBatches(torch.utils.data.Sampler):
     """This rank's sample indices for steps ``start..stop-1``: ``step * G + rank + j * world``."""
 
     def __init__(self, start: int, stop: int, global_batch: int, rank: int, world: int):
-        self.start, self.stop, self.G = start, stop, global_batch
+        self.start, self.stop, self.global_batch = start, stop, global_batch
         self.rank, self.world = rank, world
 
     def __iter__(self):
+        size = self.global_batch
         for step in range(self.start, self.stop):
-            yield [step * self.G + i for i in range(self.rank, self.G, self.world)]
+            yield [step * size + i for i in range(self.rank, size, self.world)]
 
     def __len__(self) -> int:
         return self.stop - self.start
@@ -197,15 +198,16 @@ class Trainer:
             cfg, self.pipeline, module, self.loss, self.ds, layout, fabric.device, self.stats
         )
         per_rank = cfg.global_unroll.cubes if cfg.unroll == "global" else d.batch_size
-        self.G = per_rank * world  # the global batch: sample step * G + i, i < G
+        self.global_batch = per_rank * world  # sample step * global_batch + i, i < global_batch
         train_set, valid_set, batch, n_valid = self.objective.datasets(
-            layout, times, cfg.steps * self.G, cfg.seed
+            layout, times, cfg.steps * self.global_batch, cfg.seed
         )
         if isinstance(train_set, CropDataset):
-            train_set.shard = (self.G, world)  # regions (data.region_stride) owned by one rank
+            # regions (data.region_stride) owned by one rank
+            train_set.shard = (self.global_batch, world)
         loader = torch.utils.data.DataLoader(
             train_set,
-            batch_sampler=StepBatches(self.step, cfg.steps, self.G, rank, world),
+            batch_sampler=StepBatches(self.step, cfg.steps, self.global_batch, rank, world),
             num_workers=d.num_workers,
             worker_init_fn=threads.single_threaded_worker if d.num_workers else None,
         )
@@ -232,7 +234,7 @@ class Trainer:
             self.average.update(self.pipeline.module)
         self.scheduler.step()
         self.step += 1
-        self.samples += self.G
+        self.samples += self.global_batch
         return float(self.fabric.all_reduce(loss.detach(), reduce_op="mean"))
 
     @torch.no_grad()

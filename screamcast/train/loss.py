@@ -9,6 +9,7 @@ import torch
 
 from screamcast.data.batch import CropBatch
 from screamcast.model.pipeline import Pipeline
+from screamcast.model.state import State
 from screamcast.model.stepper import CropStepper
 from screamcast.train.losses import LossFunction, area_weighted_mse
 
@@ -37,22 +38,24 @@ def rollout_loss(
     batch's ``time`` indexes); before each next step the crop's outer ``halo`` ring (its
     lateral boundary) is reset to the truth, as the neighbouring tiles would supply it in a
     rollout. Returns (summed loss, per-variable loss of the first step)."""
-    state, target = batch.state, batch.target  # (B, C, S, S), (B, k, C + D, S, S)
-    C, k = state.shape[1], target.shape[1]
+    target = batch.target  # (B, k, C + D, S, S)
+    C, k = batch.state.shape[1], target.shape[1]
     when = np.asarray(times)[batch.time.cpu().numpy()[:, None] + np.arange(k + 1)]  # (B, k + 1)
     stepper = CropStepper(pipeline, batch.forcing, batch.static, when)
+    state = State(batch.state, when[:, 0])  # (B, C, S, S) at the crops' first times
     area = batch.area
     scale = pipeline.loss_scale()
     total, first = 0.0, None
     for j in range(k):
-        pred = stepper.step(state, when[:, j], when[:, j + 1])  # (B, C + D, S, S)
+        pred = stepper.step(state, when[:, j + 1])  # (B, C + D, S, S)
         per_var = loss(pred, target[:, j], area, scale)
         total = total + (per_var * weights).sum() if weights is not None else total + per_var.mean()
         first = per_var.detach() if first is None else first
         if j + 1 < k:
-            state = pred[:, :C]
+            fields = pred[:, :C]
             if halo:
-                ring = torch.ones_like(state[:1, :1], dtype=torch.bool)
+                ring = torch.ones_like(fields[:1, :1], dtype=torch.bool)
                 ring[..., halo:-halo, halo:-halo] = False
-                state = torch.where(ring, target[:, j, :C], state)
+                fields = torch.where(ring, target[:, j, :C], fields)
+            state = State(fields, when[:, j + 1])
     return total, first

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 def main(argv=None) -> int:
     from benchmarks.harness import interleaved_many, provenance
     from screamcast.config.inference import InferenceConfig
+    from screamcast.model.state import State
     from screamcast.rollout.driver import Part
     from screamcast.rollout.exchange import LocalExchange
     from screamcast.rollout.plan import plan_rollout
@@ -52,7 +53,8 @@ def main(argv=None) -> int:
     forcing, static = stepper.forcing(t0, t1), stepper.static_tiles
     net = stepper.pipeline
     y = stepper._forward(tiles, t0, t1)
-    fields = step(x[None], t0, t1).fields()[0]
+    state = State.one(x, t0)
+    fields = step(state, [t1]).fields()[0]
 
     def grad_off(fn):
         def run():
@@ -67,7 +69,7 @@ def main(argv=None) -> int:
         "reassembly": lambda: stepper.block.adjoint(y, False, "cosine"),
         "correctors": grad_off(lambda: [c(x[None], fields[None]) for c in step.correctors]),
         "guard": lambda: guard.check(fields, 1, t1),
-        "whole step": lambda: step(x[None], t0, t1),
+        "whole step": lambda: step(state, [t1]),
     }
     breakdown = interleaved_many(parts, repeats=a.repeats, warmup=1)
     start = time.perf_counter()

@@ -21,6 +21,7 @@ from screamcast.data.store import dataset_grid, open_configured
 from screamcast.grid import TileLayout
 from screamcast.halo import HaloOperator
 from screamcast.model.pipeline import build_pipeline
+from screamcast.model.state import State
 from screamcast.rollout.stepper import GlobalStepper
 from screamcast.step.cube_predictor import CubePredictor
 from screamcast.step.reassembly import Reassembly
@@ -69,7 +70,7 @@ def test_its_step_is_the_rollouts_step(parts):
     sample = CubeSamples(ds, cfg.data.prognostic, cfg.data.diagnostic, (0, 10), 1, 1)[0]
     times = ds["time"].values
     t = int(sample.start)
-    training = unroll(parts, False).step(sample.state[None], times[[t]], times[[t + 1]])
+    training = unroll(parts, False).step(State(sample.state[None], times[[t]]), times[[t + 1]])
     stepper = GlobalStepper(
         pipeline,
         layout,
@@ -160,8 +161,9 @@ class Recorder:
     def __init__(self):
         self.calls = []
 
-    def __call__(self, x, t0s, t1s):
-        self.calls.append((x.detach().clone(), list(t0s), list(t1s)))
+    def __call__(self, state, t1s):
+        x = state.fields
+        self.calls.append((x.detach().clone(), list(state.time), list(t1s)))
         out = torch.cat([x + 1.0, x[:, :1]], 1)  # (B, C + 1, 6, n, n)
         return type("Out", (), {"fields": lambda self: out})()
 

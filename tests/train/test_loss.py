@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from screamcast.data.batch import CropBatch, first_lead
+from screamcast.model.state import State
 from screamcast.model.stepper import CropStepper
 from screamcast.train.loss import area_weighted_mse, rollout_loss
 
@@ -63,9 +64,9 @@ def test_each_crop_steps_with_the_forcing_of_its_own_times():
     when = TIMES[[[0, 1, 2, 3], [5, 6, 7, 8]]]  # (B, k + 1)
     stepper = CropStepper(Recorder(), forcing, b.static, when)
     with pytest.raises(ValueError, match="not times of this batch"):
-        stepper.step(b.state, TIMES[[4, 4]], TIMES[[5, 5]])
+        stepper.step(State(b.state, TIMES[[4, 4]]), TIMES[[5, 5]])
     with pytest.raises(ValueError, match="next time"):
-        stepper.step(b.state, when[:, 0], when[:, 2])
+        stepper.step(State(b.state, when[:, 0]), when[:, 2])
 
 
 @pytest.mark.parametrize("halo", [0, 2])
