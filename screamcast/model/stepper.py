@@ -2,12 +2,14 @@
 # Copyright 2026 The screamcast authors
 """The stepper protocol: one model step, as training's unroll and the global rollout take it.
 
-Both advance a :class:`~screamcast.model.state.State` (fields and the model time they stand
-at) to the next model time by the same pipeline call (:meth:`Pipeline.forward`, or
-``predict`` at inference): :class:`CropStepper` on training crops whose forcing comes with
-the batch, :class:`screamcast.step.step.Step` on cubes (its predictor gathers tiles with
-their halo, from the state's time to the next, and reassembles them). A crop finds its
-forcing at those times among the batch's, the globe evaluates it there.
+Crops and cubes step on one contract, ``(state, t1)``: a
+:class:`~screamcast.model.state.State` (fields and the model time they stand at) to the
+next model time, by the same pipeline call (:meth:`Pipeline.forward`, or ``predict`` at
+inference). :class:`CropStepper` (this protocol) steps training crops whose forcing comes
+with the batch and returns the fields; :class:`screamcast.step.step.Step` steps cubes (its
+predictor gathers tiles with their halo and reassembles them) and returns a ``StepOutput``
+with the next state. A crop finds its forcing at those times among the batch's, the globe
+evaluates it there.
 """
 
 from __future__ import annotations

@@ -70,16 +70,21 @@ def keyed_store_errors(open_):
 def initial_store(c: InferenceConfig, desc, prog, static) -> xr.Dataset:
     """The initial condition's store on the checkpoint's grid."""
     ic, stores = c.initial_condition, c.stores
-    ds = keyed_store_errors(
-        lambda: open_store(
-            ic.data,
-            stores.storage_options,
-            prog,
-            static,
-            desc.grid.n,
-            assume_grid=stores.assume_grid,
+    try:
+        ds = keyed_store_errors(
+            lambda: open_store(
+                ic.data,
+                stores.storage_options,
+                prog,
+                static,
+                desc.grid.n,
+                assume_grid=stores.assume_grid,
+            )
         )
-    )
+    except StoreError as err:  # name the setting that gave the store
+        raise RolloutError(
+            f"{err} ({{initial_condition.data}})", "initial_condition.data"
+        ) from None
     grid = dataset_grid(ds)
     if grid.name != desc.grid.name:
         raise RolloutError(

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from screamcast.rollout.guard import Guard
-from screamcast.step.correctors import StepGeometry, build_correctors
+from screamcast.step.correctors import StepGeometry, TileSums, build_correctors
 from screamcast.step.reduction import LOCAL, Reduction
 from screamcast.step.step import Step
 
@@ -31,9 +31,27 @@ def effective_hyperdiffusion(config, description) -> float:
     return float(given if given is not None else description.model["hyperdiffusion"])
 
 
+def tile_sums(layout, region) -> TileSums:
+    """Where the tiles of ``region`` (``(faces, rows, cols)`` pixel slices; None: the globe)
+    sit among the layout's, for global means summed tile by tile."""
+    T, m, n = layout.tile, layout.tiles_per_side, layout.n
+    faces, rows, cols = region or (slice(0, 6), slice(0, n), slice(0, n))
+    f, r, c = np.meshgrid(
+        np.arange(faces.start, faces.stop),
+        np.arange(rows.start // T, rows.stop // T),
+        np.arange(cols.start // T, cols.stop // T),
+        indexing="ij",
+    )  # (F, rows, cols) each
+    index = torch.as_tensor(((f * m + r) * m + c).ravel())  # (F rows cols,) global tiles
+    return TileSums(T, index, layout.n_tiles)
+
+
 def _geometry(plan, region, reduction: Reduction) -> StepGeometry:
+    """This part's geometry; its global means summed tile by tile (the same on any number
+    of ranks)."""
     area = plan.grid.area if region is None else plan.grid.area[region]  # (*space)
-    return StepGeometry(tuple(plan.prog + plan.diag), torch.as_tensor(area), reduction)
+    tiles = tile_sums(plan.layout(), region)
+    return StepGeometry(tuple(plan.prog + plan.diag), torch.as_tensor(area), reduction, tiles)
 
 
 def check_correctors(plan) -> None:

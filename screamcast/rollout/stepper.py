@@ -130,6 +130,8 @@ class GlobalStepper:
     def _forward(self, tiles: torch.Tensor, t0, t1, which: torch.Tensor | None = None):
         """The network on ``tiles (N, C, S, S)``, the stepper's tiles ``which`` (indices; all
         if None), ``batch_size`` at a time: ``(N, C + D, S, S)``."""
+        if not len(tiles):
+            raise ValueError("the stepper was given no tiles to run")
         out = None
         bf16 = self.precision == "bf16"
         for b in range(0, tiles.shape[0], self.batch_size):

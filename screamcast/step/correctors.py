@@ -39,21 +39,58 @@ class CorrectorConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class TileSums:
+    """Where this part's tiles sit among the globe's: ``tile`` pixels a side, ``index`` the
+    global (face-major) indices of its tiles in ``(F, rows, cols)`` order, ``count`` the
+    globe's tiles. A global sum made of per-tile sums, each on its own rank and the tiles
+    then added in one global order, is the same on any number of ranks, to the bit."""
+
+    tile: int
+    index: torch.Tensor  # (F rows cols,) long
+    count: int
+
+    def of(self, x: torch.Tensor) -> torch.Tensor:
+        """``x (B, F, h, w)`` -> ``(B, count)``: each of this part's tiles' sum in its place,
+        zero at the other ranks' tiles (so a sum over the ranks adds nothing to them)."""
+        B, F, h, w, T = *x.shape, self.tile
+        tiles = x.reshape(B, F, h // T, T, w // T, T).transpose(3, 4)  # (B, F, r, c, T, T)
+        sums = tiles.reshape(B, -1, T * T).sum(-1)  # (B, F r c): one tile's pixels in order
+        out = x.new_zeros(B, self.count)
+        out[:, self.index.to(x.device)] = sums
+        return out
+
+
+@dataclass(frozen=True)
 class StepGeometry:
     """What a corrector sees of the globe: the channels of the step's output, in order,
-    the cell areas of this rank's part ``(*space)`` and the reduction over the ranks."""
+    the cell areas of this rank's part ``(*space)``, the reduction over the ranks and, for
+    global means equal on any rank count, where the part's tiles are (``tiles``; None: a
+    plain sum, as training on whole cubes takes it)."""
 
     channels: tuple[str, ...]
     area: torch.Tensor  # (*space): (6, n, n) on one rank, (F, h, w) of a block
     reduction: Reduction = LOCAL
+    tiles: TileSums | None = None
 
     def global_mean(self, x: torch.Tensor) -> torch.Tensor:
         """Area-weighted mean over the whole globe of ``x (B, *space)``: ``(B,)``."""
+        if self.tiles is not None:
+            return self._tiled_mean(x)
         a = self.area.to(x.device, x.dtype)
         part = torch.stack([(x * a).flatten(1).sum(1), a.sum().expand(len(x))])  # (2, B)
         if self.reduction is not LOCAL:  # not differentiated: training holds whole cubes
             part = self.reduction.sum_(part.detach().clone())
         return part[0] / part[1]
+
+    def _tiled_mean(self, x: torch.Tensor) -> torch.Tensor:
+        """As :meth:`global_mean`, in float64 from per-tile sums added in the globe's tile
+        order (the products of float32 numbers are exact in float64), so one rank and N
+        ranks get the same mean, to the bit (not differentiated: the rollout's)."""
+        a = self.area.to(x.device, torch.float64).expand(x.shape)  # (B, *space)
+        part = torch.stack([self.tiles.of(x.detach().double() * a), self.tiles.of(a)])
+        part = self.reduction.sum_(part)  # (2, B, tiles): one rank's value each, zeros else
+        total = part.sum(-1)  # (2, B): the same tiles in the same order on any rank count
+        return (total[0] / total[1]).to(x.dtype)
 
     def index(self, name: str, where: str) -> int:
         if name not in self.channels:

@@ -253,3 +253,29 @@ def test_picked_tiles_are_those_of_the_whole_cut_on_blocks_that_are_not_square(w
     every = op.cut(slab)  # (F rows cols, C, S, S)
     which = torch.arange(len(every)).flip(0)
     assert torch.equal(op.cut(slab, which), every[which])
+
+
+@pytest.mark.parametrize("world", [2, 3, 6, 12, 24])
+def test_a_global_mean_is_the_same_on_any_rank_count(world):
+    """The correctors' global means (the dry mass, the mean temperature) on several ranks
+    equal one rank's to the bit: each tile summed on its own rank, the tiles then added in
+    the globe's order (a sum of the ranks' partial sums rounds by rank count, and a one-ULP
+    shift of the surface pressure grows into every field within steps)."""
+    from screamcast.rollout.rollout_step import tile_sums
+    from screamcast.step.correctors import StepGeometry
+
+    layout = TileLayout(PhysicsGrid.for_face_size(32), 8, 4)
+    area = torch.as_tensor(layout.grid.area, dtype=torch.float32)  # (6, n, n)
+    x = 1e5 + torch.randn(2, 6, 32, 32, generator=torch.Generator().manual_seed(5))
+    one = StepGeometry(("PS",), area, tiles=tile_sums(layout, None)).global_mean(x)
+    plans, got = ExchangePlan.build_all(layout, world), {}
+
+    def body(r: int, exchange: ThreadExchange) -> None:
+        region = plans[r].block.region(layout.tile)
+        geometry = StepGeometry(("PS",), area[region], exchange, tile_sums(layout, region))
+        got[r] = geometry.global_mean(x[(slice(None), *region)])
+
+    run_ranks(world, body)
+    assert all(torch.equal(got[r], one) for r in range(world)), (one, got)
+    plain = StepGeometry(("PS",), area).global_mean(x)  # one rank's float32 sum
+    torch.testing.assert_close(one, plain, rtol=1e-6, atol=0)

@@ -125,6 +125,10 @@ def test_bad_inputs_fail_before_any_step(
     ).to_zarr(bad_latlon, consolidated=False)
     cases = [
         (args(tmp_path / "none.pth", tiny_store, tmp_path / "o1.zarr"), "none.pth does not exist"),
+        (
+            args(tiny_checkpoint, tmp_path / "none.zarr", tmp_path / "o0.zarr"),
+            r"store .*none.zarr does not exist \(--data\)",
+        ),
         (args(corrupt, tiny_store, tmp_path / "o2.zarr"), "checkpoint is not usable"),
         (args(tiny_checkpoint, small_store, tmp_path / "o3.zarr"), "face size is 8, but .* n=16"),
         (

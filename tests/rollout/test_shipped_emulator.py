@@ -44,12 +44,21 @@ def test_the_shipped_emulator_steps_as_recorded(tmp_path):
     got = first_steps(tmp_path / "out.zarr", 4)
     want = json.loads(RECORD.read_text())
     assert sorted(got) == sorted(want)
-    for v, steps in want.items():
-        np.testing.assert_allclose(got[v], steps, rtol=2e-6, atol=1e-9, err_msg=v)
+    for v, steps in want.items():  # (steps, levels, [mean, rms])
+        scale = np.abs(steps).max()  # the field's size: a mean near zero is not a scale
+        np.testing.assert_allclose(got[v], steps, rtol=1e-6, atol=1e-6 * scale, err_msg=v)
 
 
-if __name__ == "__main__":  # python tests/rollout/test_shipped_emulator.py: record
+if __name__ == "__main__":  # record: run at the commit whose numbers are to be pinned
+    import sys
     import tempfile
+
+    if "--record" not in sys.argv:
+        sys.exit(
+            "this re-pins the shipped emulator's numbers from the code checked out here: run "
+            "it with --record in a worktree of the commit the record names (not to make a "
+            "failing test pass)"
+        )
 
     with tempfile.TemporaryDirectory() as tmp:
         RECORD.write_text(json.dumps(first_steps(Path(tmp) / "out.zarr", 4), indent=1) + "\n")
