@@ -3,10 +3,11 @@
 """Which rank owns which part of the cube, and what each step's exchanges move (numpy, built
 once, the same way on every rank: no negotiation).
 
-A rollout on ``world`` ranks gives each a :class:`Block`: whole faces when ``world <= 6``
-(faces ``[r * 6 // world, (r + 1) * 6 // world)``), else a rectangle of one face's tiles
-(``world = 6 k``, each face cut into ``a x b = k`` blocks, ``a >= b`` as near square as ``k``
-allows: 12 ranks give bands of tile rows, 24 ranks 2 x 2 blocks, 48 ranks 4 x 2). A rank
+A rollout on ``world`` ranks gives each a :class:`Block`, the same rectangle of tiles on
+each of a group of faces (:func:`blocks`: every rank the same work): whole faces on 1, 2, 3
+and 6 ranks; the top or bottom half of 3 faces on 4; a quarter of 3 faces on 8 (a node's
+GPUs); bands of tile rows of one face on 12, 2 x 2 blocks on 24, 4 x 2 on 48 (``a x b``
+rectangles a face, ``a >= b``, as near square as the count allows). A rank
 keeps only its block's state. Per step
 (:class:`~screamcast.rollout.exchange_plan.ExchangePlan`):
 
@@ -82,23 +83,34 @@ def split(k: int, m: int) -> tuple[int, int]:
 
 
 def blocks(world: int, m: int) -> list[Block]:
-    """Every rank's block for ``world`` ranks on faces of ``m x m`` tiles."""
+    """Every rank's block for ``world`` ranks on faces of ``m x m`` tiles, every rank the
+    same number of tiles where ``m`` allows: the faces in ``g = gcd(world, 6)`` groups of
+    ``6 / g``, each group's faces cut alike into ``world / g`` rectangles (:func:`split`),
+    rank ``r`` the rectangle ``r % (world / g)`` on every face of group ``r // (world / g)``.
+    So 1, 2, 3, 6 ranks hold whole faces; 4 ranks half of 3 faces each; 8 a quarter of 3;
+    12 half a face; 5 a fifth of all 6. Up to 6 ranks fall back to whole faces (an uneven
+    load) on faces too small to cut."""
     if world < 1:
         raise ValueError(f"a rollout needs at least one rank, got {world}")
-    whole = range(m)
-    if world <= 6:
-        faces = [range(r * 6 // world, (r + 1) * 6 // world) for r in range(world)]
-        return [Block(f, whole, whole) for f in faces]
-    if world % 6:
-        raise ValueError(
-            f"a rollout on more than 6 ranks cuts each face into blocks of tiles: the ranks "
-            f"must be a multiple of 6, got {world}"
-        )
-    a, b = split(world // 6, m)
+    groups = math.gcd(world, 6)
+    k = world // groups  # rectangles per face
+    try:
+        a, b = split(k, m)
+    except ValueError:
+        if world > 6:
+            raise
+        return [
+            Block(range(r * 6 // world, (r + 1) * 6 // world), range(m), range(m))
+            for r in range(world)
+        ]
+    per = 6 // groups  # faces in a group
     rows = [range(j * m // a, (j + 1) * m // a) for j in range(a)]  # tile rows
     cols = [range(j * m // b, (j + 1) * m // b) for j in range(b)]
-    k = a * b
-    return [Block(range(r // k, r // k + 1), rows[r % k // b], cols[r % b]) for r in range(world)]
+    out = []
+    for r in range(world):
+        g, j = divmod(r, k)
+        out.append(Block(range(g * per, (g + 1) * per), rows[j // b], cols[j % b]))
+    return out
 
 
 def chunk_shape(world: int, layout: TileLayout) -> tuple[int, int]:

@@ -208,9 +208,17 @@ def _overlap(layout: TileLayout, own: Ownership, rank: int) -> tuple[dict, dict]
 
 
 def _window_positions(layout, own: Ownership, block: Block, frame, reach, rank: int):
-    """Flat positions in ``(len(frame rows), len(frame cols), S, S)`` of the pixels of
+    """Flat positions in ``(F, len(frame rows), len(frame cols), S, S)`` of the pixels of
     ``block``'s tiles within ``reach`` (tile rows, columns) that lie on ``rank``'s
-    reassembled pixels; tile-major, then row, then column (sender and receiver agree)."""
+    reassembled pixels; face-major, then tile, row, column (sender and receiver agree: the
+    two blocks hold the same faces)."""
+    one = _face_window_positions(layout, own, block, frame, reach, rank)  # on one face
+    stride = len(frame[0]) * len(frame[1]) * layout.size**2  # one face of the frame
+    return (np.arange(len(block.faces))[:, None] * stride + one[None, :]).ravel()
+
+
+def _face_window_positions(layout, own: Ownership, block: Block, frame, reach, rank: int):
+    """:func:`_window_positions` on one face, ``(len(frame rows), len(frame cols), S, S)``."""
     S, parts = layout.size, []
     for ty in block.rows:
         if ty not in reach[0]:

@@ -22,7 +22,7 @@ import pytest
 import zarr
 
 from screamcast.grid import PhysicsGrid, TileLayout
-from screamcast.rollout.domain import blocks
+from screamcast.rollout.domain import blocks, chunk_shape
 from screamcast.rollout.exchange_plan import ExchangePlan
 from screamcast.rollout.guard import Guard
 from screamcast.rollout.nudging.block_increment import BlockIncrement
@@ -108,18 +108,19 @@ def assert_bytes(out, world: int, reassembly: str) -> None:
     coarse rows of the nudged variables' increments; the guard's sums and extremes: nothing
     else of the step crosses between ranks (the blocks gathered to rank 0 for its scores are
     not the step's, and not counted)."""
-    rows = 16 if world <= 6 else 8  # a chunk: a face, or a band
-    assert out.attrs["ranks"] == world and out["u"].encoding["chunks"][1:] == (1, rows, 16)
     layout = TileLayout(PhysicsGrid.for_face_size(16), 8, 4)
+    chunks = (1, *chunk_shape(world, layout))  # a face, a band, or a quarter of a face
+    assert out.attrs["ranks"] == world and out["u"].encoding["chunks"][1:] == chunks
+    every = blocks(world, 2)
     for r, sent in enumerate(out.attrs["exchange_bytes_per_step"]):
         plan = ExchangePlan.build(layout, r, world)
         want = plan.halo_bytes(5)
         want += plan.overlap_bytes(6) if reassembly != "crop" else 0
         want += plan.adjoint_bytes(6) if reassembly == "cross-face" else 0
         want += Guard.bytes_per_step(6)  # the guard's global statistics
-        if "nudge_vars" in out.attrs and world > 6:  # reference n = 4: blocks of 4 cells
-            nudged = len(out.attrs["nudge_vars"].split(","))
-            want += BlockIncrement(r, blocks(world, 2), 8, 4, 16, None).bytes_per_step(nudged)
+        if "nudge_vars" in out.attrs and len(every[r].rows) < 2:  # blocks smaller than a face
+            nudged = len(out.attrs["nudge_vars"].split(","))  # reference n = 4: 4 x 4 cells
+            want += BlockIncrement(r, every, 8, 4, 16, None).bytes_per_step(nudged)
         assert sent == want, (r, sent, want)
 
 
@@ -195,13 +196,18 @@ def test_two_ranks_killed_and_resumed_equal_one_rank_bit_for_bit(
 
 
 @pytest.mark.distributed
-def test_twelve_ranks_on_bands_equal_one_rank_bit_for_bit(
-    tiny_checkpoint, tiny_store, tiny_reference, tmp_path
+@pytest.mark.parametrize("world, batch", [(4, 2), (8, 1), (12, 2)])
+def test_blocks_smaller_than_a_face_equal_one_rank_bit_for_bit(
+    world, batch, tiny_checkpoint, tiny_store, tiny_reference, tmp_path
 ):
-    """More ranks than faces: 12 ranks, each a band of a face (one tile row: 2 tiles), with
-    cross-face reassembly (all three exchanges) and a bicubic nudging increment (the coarse
-    rows past a band swapped), against one rank; the bytes of every exchange as planned."""
-    equal_on_ranks(12, "cross-face", 2, (tiny_checkpoint, tiny_store, tiny_reference), tmp_path)
+    """4 ranks each the top or bottom half of 3 faces, 8 a quarter of 3 faces (a node's
+    GPUs), 12 a band of one face (one tile row: 2 tiles): cross-face reassembly (all three
+    exchanges) and a bicubic nudging increment (the coarse cells past a block swapped),
+    against one rank; the bytes of every exchange as planned. Batches of a band's 2 tiles
+    are one rank's; a quarter's 3 tiles (one a face) are not, so 8 ranks run one tile a
+    batch (a convolution's rounding depends on what else is in its batch)."""
+    inputs = (tiny_checkpoint, tiny_store, tiny_reference)
+    equal_on_ranks(world, "cross-face", batch, inputs, tmp_path)
 
 
 @pytest.mark.distributed

@@ -111,6 +111,11 @@ def network(tiles: torch.Tensor) -> torch.Tensor:
     "n, tile, halo, world",
     [
         (16, 8, 4, 3),  # whole faces
+        (16, 8, 4, 4),  # half of 3 faces each
+        (40, 8, 4, 5),  # a fifth of all 6 faces: one tile row of each
+        (16, 8, 4, 8),  # a quarter of 3 faces (a node of 8)
+        (32, 8, 4, 16),  # 4 x 2 blocks of 3 faces
+        (16, 8, 4, 2),
         (16, 8, 4, 6),
         (16, 8, 4, 12),  # bands of one tile row
         (16, 8, 4, 24),  # 2 x 2 blocks of one tile: corners from three neighbours
@@ -145,8 +150,9 @@ def test_every_reassembly_on_blocks_equals_one_rank_bit_for_bit(n, tile, halo, w
 
 
 def test_blocks_and_their_chunks():
-    """Up to 6 ranks whole faces; beyond, each face cut as near square as the rank count
-    allows (12: bands, 24: 2 x 2, 48: 4 x 2 rows of blocks); chunks fit every block."""
+    """1, 2, 3, 6 ranks whole faces; 4 and 8 halves and quarters of 3 faces; beyond 6, each
+    face cut as near square as the rank count allows (12: bands, 24: 2 x 2, 48: 4 x 2 rows
+    of blocks); every rank the same tiles; chunks fit every block."""
     assert [(b.faces, b.rows, b.cols) for b in blocks(12, 2)[:3]] == [
         (range(0, 1), range(0, 1), range(0, 2)),
         (range(0, 1), range(1, 2), range(0, 2)),
@@ -162,7 +168,25 @@ def test_blocks_and_their_chunks():
     assert chunk_shape(3, layout) == (32, 32) and chunk_shape(12, layout) == (16, 32)
     assert chunk_shape(18, layout) == (8, 32)  # uneven bands: the rows every band is made of
     assert chunk_shape(24, layout) == (16, 16)
-    with pytest.raises(ValueError, match="must be a multiple of 6, got 7"):
+    assert [(b.faces, b.rows, b.cols) for b in blocks(4, 2)] == [
+        (range(0, 3), range(0, 1), range(0, 2)),  # top halves of faces 0-2
+        (range(0, 3), range(1, 2), range(0, 2)),
+        (range(3, 6), range(0, 1), range(0, 2)),
+        (range(3, 6), range(1, 2), range(0, 2)),
+    ]
+    eight = blocks(8, 4)  # a node's GPUs: a quarter of 3 faces each
+    assert {(b.faces, len(b.rows), len(b.cols)) for b in eight} == {
+        (range(0, 3), 2, 2),
+        (range(3, 6), 2, 2),
+    }
+    assert len({(b.faces, b.rows, b.cols) for b in eight}) == 8
+    for world in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16):  # every rank the same tiles
+        assert {b.tiles(20).size for b in blocks(world, 20)} == {6 * 400 // world}, world
+        every = np.sort(np.concatenate([b.tiles(20) for b in blocks(world, 20)]))
+        assert np.array_equal(every, np.arange(6 * 400)), world  # each tile owned once
+    assert [len(b.faces) for b in blocks(4, 1)] == [1, 2, 1, 2]  # faces of one tile: whole
+    assert chunk_shape(8, layout) == (16, 16)
+    with pytest.raises(ValueError, match="4 x 4 tiles cannot be cut into 7 x 1 blocks"):
         blocks(7, 4)
     with pytest.raises(ValueError, match="4 x 4 tiles cannot be cut into 5 x 1 blocks"):
         blocks(30, 4)
@@ -197,6 +221,7 @@ def test_what_a_band_sends_is_what_its_neighbours_receive():
         (32, 4, 3, 24, 4),  # 2 x 2 blocks of 4 x 4 tiles: the 2 x 2 in the middle
         (32, 4, 6, 24, 0),  # a halo wider than a tile: every window reads a neighbour's
         (32, 8, 4, 12, 0),  # bands of one tile row
+        (32, 4, 3, 8, 12),  # a quarter of 3 faces: 2 x 2 tiles inside each of 4 x 4
     ],
 )
 def test_the_tiles_that_need_no_halo_counted_by_hand(n, tile, halo, world, inner):
@@ -207,7 +232,7 @@ def test_the_tiles_that_need_no_halo_counted_by_hand(n, tile, halo, world, inner
     assert sorted(op.inner.tolist() + op.outer.tolist()) == list(range(op.F * op.rows * op.cols))
 
 
-@pytest.mark.parametrize("world", [6, 24])
+@pytest.mark.parametrize("world", [4, 6, 8, 24])
 @pytest.mark.parametrize("overlap", [True, False])
 def test_the_domain_step_with_its_exchange_hidden_equals_one_rank(world, overlap):
     """The rollout's domain stepper (the network, its forcing and static tiles), the halo
@@ -255,7 +280,7 @@ def test_picked_tiles_are_those_of_the_whole_cut_on_blocks_that_are_not_square(w
     assert torch.equal(op.cut(slab, which), every[which])
 
 
-@pytest.mark.parametrize("world", [2, 3, 6, 12, 24])
+@pytest.mark.parametrize("world", [2, 3, 4, 6, 8, 12, 24])
 def test_a_global_mean_is_the_same_on_any_rank_count(world):
     """The correctors' global means (the dry mass, the mean temperature) on several ranks
     equal one rank's to the bit: each tile summed on its own rank, the tiles then added in

@@ -43,7 +43,7 @@ def test_blocks_nudge_toward_a_cube_reference_as_the_globe_bit_for_bit():
         whole = Relaxation(ref, ["u"], ["u", "v"], 6.0, np.timedelta64(3, "h"), grid(32),
                            increment=increment)  # fmt: skip
         want = whole.apply(x.clone(), TIME)
-        for world in (24, 96):  # 2 x 2 blocks of 2 x 2 tiles; 4 x 4 blocks of one tile
+        for world in (4, 8, 24, 96):  # halves, quarters of 3 faces; 2 x 2, 4 x 4 blocks a face
             got = nudged_on_ranks(whole, world, 8, x)
             assert torch.equal(got, want), (increment, world)
 

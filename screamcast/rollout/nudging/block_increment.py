@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""A block increment on one rank's block of a face (a rollout on more than 6 ranks).
+"""A block increment on one rank's block of a face, or the same block of several faces (a
+rollout on 4, or more than 6, ranks).
 
 Bilinear and bicubic increments read the reference cells just past a block (bicubic two,
 bilinear one, corners included): the ranks of a face swap those cells, and the increment is
-evaluated on the whole face with the cells no tap of this block reads left at zero, then cut
+evaluated on the whole faces with the cells no tap of this block reads left at zero, then cut
 to the block. Same matrices, same shapes as on one rank, and the taps past the block weigh
 exact zeros: the same values, bit for bit (tested with 12 gloo ranks, and 24 as threads).
 """
@@ -26,6 +27,7 @@ class BlockIncrement:
 
     def __init__(self, rank: int, blocks: list, tile: int, factor: int, n: int, exchange):
         self.rank, self.factor, self.n, self.exchange = rank, factor, n, exchange
+        self.faces = len(blocks[rank].faces)
         self.rects: dict[int, tuple[range, range]] = {}  # the face's ranks' reference cells
         for q, b in enumerate(blocks):
             if b.faces != blocks[rank].faces:
@@ -58,24 +60,24 @@ class BlockIncrement:
                     yield q, rows, cols
 
     def to_cells(self, increment: Increment, delta: torch.Tensor) -> torch.Tensor:
-        """``delta (1, c, d)`` on this block's reference cells -> ``(1, h, w)`` on its cells."""
+        """``delta (F, c, d)`` on this block's reference cells -> ``(F, h, w)`` on its cells."""
         if increment.kind == "block":  # one value per cell: nothing past the block is read
             return increment.to_cells(delta)
         (r0, c0), m = (s.start for s in self.mine), self.n // self.factor
         send = {
-            q: delta[0, rows.start - r0 : rows.stop - r0, cols.start - c0 : cols.stop - c0]
+            q: delta[:, rows.start - r0 : rows.stop - r0, cols.start - c0 : cols.stop - c0]
             for q, rows, cols in self._neighbours(receiving=False)
         }
         shapes = {
-            q: ((len(rows), len(cols)), delta.dtype, delta.device)
+            q: ((delta.shape[0], len(rows), len(cols)), delta.dtype, delta.device)
             for q, rows, cols in self._neighbours(receiving=True)
         }
         got = self.exchange.swap(send, shapes)
-        face = delta.new_zeros(1, m, m)  # (1, m, m): cells no tap reads stay zero
+        face = delta.new_zeros(delta.shape[0], m, m)  # (F, m, m): cells no tap reads stay zero
         rows, cols = self.mine
-        face[0, rows.start : rows.stop, cols.start : cols.stop] = delta[0]
+        face[:, rows.start : rows.stop, cols.start : cols.stop] = delta
         for q, r, c in self._neighbours(receiving=True):
-            face[0, r.start : r.stop, c.start : c.stop] = got[q]
+            face[:, r.start : r.stop, c.start : c.stop] = got[q]
         f = self.factor
         return increment.to_cells(face)[
             :, rows.start * f : rows.stop * f, cols.start * f : cols.stop * f
@@ -85,4 +87,4 @@ class BlockIncrement:
         """Bytes this rank sends per step for ``variables`` nudged variables (smooth
         increments)."""
         cells = sum(len(r) * len(c) for _, r, c in self._neighbours(receiving=False))
-        return cells * variables * itemsize
+        return cells * self.faces * variables * itemsize

@@ -64,7 +64,7 @@ class CubeRelaxation(Relaxation, takes=lambda ref: not is_latlon(ref)):
                 continue
             delta = ref[k] - self.blocks.coarse(field, x, self.region)  # (F, c, d)
             if self.part is not None:
-                x[c] += self.alpha * self.part.to_cells(self.increment, delta)  # (1, h, w)
+                x[c] += self.alpha * self.part.to_cells(self.increment, delta)  # (F, h, w)
             else:
                 x[c] += self.alpha * self.increment.to_cells(delta)  # (F, h, w)
         return x
