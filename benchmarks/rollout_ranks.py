@@ -6,7 +6,8 @@ arithmetic, and projected to the production grid.
 ``python -m benchmarks.rollout_ranks [--record]``:
 
 - **Measured** (CPU, gloo, ``torchrun``): the cross-face rollout (every exchange) of a small
-  fixed-seed model on 1, 2, 3, 6 (whole faces) and 12 ranks (bands of a face); each rank's
+  fixed-seed model on 1, 2, 3, 6 (whole faces), 4 and 8 (halves and quarters of 3 faces),
+  12 (bands of a face) and 24 ranks; each rank's
   bytes sent per step (the counter around the only calls that move data, recorded in the
   output's attrs), the exchange plan's arithmetic for the same run, each rank's peak memory.
 - **Projected** (arithmetic, not a measurement): the exchange plan computed exactly on a grid
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -46,9 +48,11 @@ PROD = {"n": 2048, "tile": 128, "halo": 32, "prognostic": 35, "outputs": 40}
 SMALL = {"n": 512, "tile": 32, "halo": 8}  # the same ratios, exact plan (seconds)
 FLOPS_PER_STEP_S = 240e12  # assumed achieved on one H200 (30% of ~790 TFLOP/s bf16)
 NVLINK, NETWORK = 450e9, 400e9 / 8  # bytes/s per GPU, assumed
+MEASURED = (1, 2, 3, 4, 6, 8, 12, 24)  # gloo ranks on this machine
+PROJECTED = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 384)  # 8 a node: 8, 16, 32, 64
 
 
-def measure(work: Path, worlds=(1, 2, 3, 6, 12, 24), n: int = 48, steps: int = 3) -> list[dict]:
+def measure(work: Path, worlds=MEASURED, n: int = 48, steps: int = 3) -> list[dict]:
     """Each world size's run: per rank bytes sent per step, the plan's arithmetic, memory,
     and whether its output equals one rank's bit for bit (batches of one tile: the same
     batches on any number of ranks)."""
@@ -120,7 +124,7 @@ def interior_share(world: int) -> float:
     return float(rows.mean() * cols.mean())
 
 
-def project(worlds=(2, 3, 6, 12, 24, 48, 96, 384), small=SMALL) -> tuple[list[dict], dict]:
+def project(worlds=PROJECTED, small=SMALL) -> tuple[list[dict], dict]:
     """The production step per rank count: bytes per rank, communication against forwards,
     from the exact plan on ``small`` (the production's ratios)."""
     scale = (PROD["n"] * PROD["halo"]) / (small["n"] * small["halo"])  # strip area
@@ -165,11 +169,14 @@ def step_row(world: int, worst: tuple[float, float], forward: float, interior: f
 
 
 def cut(world: int) -> str:
-    """How ``world`` ranks cut the faces (:func:`screamcast.rollout.domain.blocks`)."""
-    if world <= 6:
-        return "whole faces"
-    a, b = split(world // 6, PROD["n"] // PROD["tile"])
-    return f"{a} bands per face" if b == 1 else f"{a} x {b} blocks per face"
+    """How ``world`` ranks cut the faces (:func:`screamcast.rollout.domain.blocks`): what one
+    rank holds."""
+    per = 6 // math.gcd(world, 6)  # faces a rank holds a part of
+    a, b = split(world // math.gcd(world, 6), PROD["n"] // PROD["tile"])
+    faces = "a face" if per == 1 else f"{per} faces"
+    if a == 1:
+        return faces
+    return f"1 of {a} bands of {faces}" if b == 1 else f"1 of {a} x {b} blocks of {faces}"
 
 
 def tables(data: dict) -> str:
