@@ -108,15 +108,17 @@ def test_the_data_projection_is_the_stated_arithmetic():
 
 
 def test_the_projection_scales_the_exact_plan_by_the_strip_area():
-    """Bands and whole faces: the largest rank's bytes are the exact plan's pixels on a small
-    grid of the production's ratios, scaled by face x halo; its forwards its share of tiles."""
+    """Parts of 3 faces, bands and whole faces: the largest rank's bytes are the exact
+    plan's pixels on a small grid of the production's ratios, scaled by face x halo; its
+    forwards its share of tiles."""
     from benchmarks import rollout_ranks as rr
 
     small = {"n": 64, "tile": 4, "halo": 1}  # 16 tiles a face, a quarter-tile halo
-    rows, whole = rr.project((6, 12, 96), small)
+    worlds = (4, 6, 8, 12, 96)  # 4 and 8: parts of 3 faces, each rank an equal share
+    rows, whole = rr.project(worlds, small)
     scale = 2048 * 32 / 64
     forward = whole["forward_s_one_gpu"]
-    for row, world in zip(rows, (6, 12, 96), strict=True):
+    for row, world in zip(rows, worlds, strict=True):
         sent = [4 * scale * (h * 35 + p * 40) for h, p in rr.plan_pixels(64, 4, 1, world)]
         assert row["bytes_per_rank_per_step_max"] == max(sent)
         assert row["forward_s"] == pytest.approx(forward / world)
@@ -124,4 +126,5 @@ def test_the_projection_scales_the_exact_plan_by_the_strip_area():
     record = json.loads((rr.RESULTS / "rollout_ranks.json").read_text())
     record["report"]["projected"] = rows
     table = rr.tables(record)
-    assert "| 12 (2 bands per face) |" in table and "| 96 (4 x 4 blocks per face) |" in table
+    assert "| 8 (1 of 2 x 2 blocks of 3 faces) |" in table
+    assert "| 12 (1 of 2 bands of a face) |" in table and "| 6 (a face) |" in table
