@@ -3,8 +3,10 @@
 """Training-step and rollout-step throughput on whatever device there is (CUDA: bf16 autocast
 and channels_last; CPU: fp32, or ``--precision bf16`` to run the CUDA configuration on CPU):
 crops, training through the global step (k = 4 and 8, activation checkpointing on and off,
-peak memory), the rollout's step on the training tile and on whole faces, plus FLOPs per
-tile and a projection to a production grid.
+peak memory), the rollout's step on the training tile and on whole faces, the domain-
+decomposed step on ``--ranks`` processes (the halo exchange hidden and waited for, checked
+against one rank; gloo, as NCCL refuses two ranks on one GPU), plus FLOPs per tile and a
+projection to a production grid.
 
     python -m benchmarks.gpu_check                   # CUDA if present, < 5 minutes
     python -m benchmarks.gpu_check --scaling         # rollout step cost for n = 48, 96, 192
@@ -29,6 +31,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from benchmarks.gpu_check_exchange import exchange_rates
 from benchmarks.gpu_check_global import global_step_rates
 from screamcast.config.inference import StepperSection
 from screamcast.data.stats import Stats
@@ -276,6 +279,15 @@ def parser() -> argparse.ArgumentParser:
         metavar=("FACE", "TILE", "HALO"),
         help="the grid of the training through the global step (k = 4 and 8)",
     )
+    ap.add_argument(
+        "--exchange-n",
+        type=int,
+        nargs=3,
+        default=[96, 16, 8],
+        metavar=("FACE", "TILE", "HALO"),
+        help="the grid of the domain-decomposed step (--ranks processes, gloo)",
+    )
+    ap.add_argument("--ranks", type=int, default=4, help="ranks of that step (4: balanced)")
     return ap
 
 
@@ -306,6 +318,10 @@ def main(argv: list[str] | None = None) -> dict:
     face, tile, halo = a.global_n
     report["train_global"] = global_step_rates(
         pipeline, device, face, tile, halo, bf16, a.steps, _timed
+    )
+    face, tile, halo = a.exchange_n
+    report["exchange"] = exchange_rates(
+        pipeline, device, face, tile, halo, a.ranks, a.steps, a.precision
     )
     report["projection"] = project(pipeline, device, report["rollout"], a)
     if a.record:

@@ -55,6 +55,10 @@ def test_gpu_check_runs_on_cpu(tmp_path, precision, monkeypatch):
         "16",
         "8",
         "4",
+        "--exchange-n",
+        "16",
+        "8",
+        "4",
         "--out",
         str(out),
         "--record",
@@ -63,6 +67,12 @@ def test_gpu_check_runs_on_cpu(tmp_path, precision, monkeypatch):
     runs = [(r["k"], r["checkpointing"]) for r in report["train_global"]]
     assert runs == [(4, True), (4, False), (8, True), (8, False)]
     assert all(r["step_s"] > 0 and r["n"] == 16 for r in report["train_global"])
+    exchange = report["exchange"]  # 4 ranks, half of 3 faces each, over gloo
+    assert exchange["ranks"] == 4 and exchange["backend"] == "gloo"
+    for how in ("hidden", "waited"):
+        assert exchange[how]["max_abs_diff_from_one_rank"] == 0.0, how  # bit for bit on a CPU
+        assert exchange[how]["step_s"] > 0
+        assert exchange[how]["forward_s"] > 0
     assert (
         report["rollout_whole_faces"]["tile"] == 16 and report["rollout_whole_faces"]["tiles"] == 6
     )
