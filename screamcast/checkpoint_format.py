@@ -88,7 +88,7 @@ class ModelDescription:
     @property
     def inputs(self) -> dict:
         """What the network takes besides the variables: ``solar_time``, ``grid_metric``,
-        ``insolation``."""
+        ``insolation``, ``input_times`` (2: the state one step earlier too)."""
         return dict(self.network["inputs"])
 
     @property
@@ -182,7 +182,7 @@ MIGRATIONS: dict[int, Callable[[dict], dict]] = {
 # the model-only config: ``network``'s sections and the training config's keys they hold
 NETWORK = {
     "model": ("model", ("width", "levels", "blocks", "upsample", "hyperdiffusion")),
-    "inputs": ("data", ("solar_time", "grid_metric", "insolation")),
+    "inputs": ("data", ("solar_time", "grid_metric", "insolation", "input_times")),
     "pipeline": ("pipeline", ("do_precip_relu", "precip_name")),
 }
 
@@ -201,19 +201,28 @@ def network_of(config: Mapping) -> dict:
 # Model settings added after checkpoints existed, and what a checkpoint without them was
 # trained with: filled in here, the one place old checkpoints are handled (not by the model).
 ARCHITECTURE_DEFAULTS = {
-    "data": {"solar_time": False, "grid_metric": False, "insolation": True},
+    "data": {"solar_time": False, "grid_metric": False, "insolation": True, "input_times": 1},
     "model": {"upsample": "nearest", "hyperdiffusion": 0.0},
     "pipeline": {"do_precip_relu": False, "precip_name": "precip"},
 }
 
 
 def _architecture_defaults(raw: dict) -> dict:
-    config = raw.get("description", {}).get("config")
+    """The settings a checkpoint predates filled into its training config and into its
+    model-only config (a format-4 checkpoint's ``network`` written before them)."""
+    description = raw.get("description", {})
+    config = description.get("config")
     if isinstance(config, dict):
         for section, defaults in ARCHITECTURE_DEFAULTS.items():
             if isinstance(config.get(section), dict):
                 for key, value in defaults.items():
                     config[section].setdefault(key, value)
+    network = description.get("network")
+    if isinstance(network, dict):
+        for name, (part, keys) in NETWORK.items():
+            if isinstance(network.get(name), dict):
+                for key in set(keys) & set(ARCHITECTURE_DEFAULTS[part]):
+                    network[name].setdefault(key, ARCHITECTURE_DEFAULTS[part][key])
     return raw
 
 

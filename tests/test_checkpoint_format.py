@@ -27,7 +27,12 @@ def test_a_format0_checkpoint_migrates_to_a_typed_description():
     # the grid-scale dissipation: none
     model = {"width": 4, "levels": 2, "blocks": 1, "upsample": "nearest", "hyperdiffusion": 0.0}
     assert d.model == model
-    assert d.inputs == {"solar_time": False, "grid_metric": False, "insolation": True}
+    assert d.inputs == {
+        "solar_time": False,
+        "grid_metric": False,
+        "insolation": True,
+        "input_times": 1,
+    }
     assert "u" in d.stats["mean"]
     assert d.calendar == "proleptic_gregorian" and len(ckpt.sha256) == 64
     from omegaconf import OmegaConf
@@ -129,3 +134,18 @@ def test_a_format3_checkpoint_rolls_out_with_its_corrector_and_dissipation(tiny_
     attrs = xr.open_zarr(out, consolidated=False).attrs
     assert json.loads(attrs["correctors"])[0]["type"] == "mean_temperature"
     assert attrs["hyperdiffusion"] == 0.002
+
+
+def test_a_format4_checkpoint_from_before_two_input_times_takes_one(tmp_path):
+    """A format-4 checkpoint's model-only config written before ``input_times`` existed is
+    read as one input time, and checks against a config of one (it raised KeyError)."""
+    raw = fmt.load(FIXTURES / "format3_global_width4_corrected.pth")  # migrated to format 4
+    assert raw["format_version"] == 4
+    del raw["description"]["network"]["inputs"]["input_times"]
+    del raw["description"]["config"]["data"]["input_times"]
+    torch.save(raw, tmp_path / "before.pth")
+    d = fmt.load_for_inference(tmp_path / "before.pth").description
+    assert d.inputs["input_times"] == 1
+    d.check({"inputs": {"input_times": 1}}, "before.pth", "the config")
+    with pytest.raises(fmt.IncompatibleCheckpointError, match="inputs.input_times=1"):
+        d.check({"inputs": {"input_times": 2}}, "before.pth", "the config")

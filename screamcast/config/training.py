@@ -64,6 +64,9 @@ class DataConfig:
     # symmetric in both (Held-Suarez). mirror_odd: the variables whose sign the mirror flips
     symmetry: bool = False
     mirror_odd: list[str] = field(default_factory=lambda: ["V", "v"])
+    # 2: the network also takes the state one step earlier (as the last step's change, in
+    # the residual's units), as the DLWP family does; trained through the global step
+    input_times: int = 1
 
 
 @dataclass

@@ -32,7 +32,9 @@ class CubeBatch(NamedTuple):
     """Whole cubes at time t with the ``k`` steps after it, for training through the global
     step (:class:`~screamcast.data.cube_samples.CubeSamples`)."""
 
-    state: torch.Tensor  # (B, C, 6, n, n): the prognostic variables at t
+    # (B, C, 6, n, n): the prognostic variables at t; (B, 2C, 6, n, n) for a network of two
+    # input times, t's then t - dt's (State.inputs' order)
+    state: torch.Tensor
     target: torch.Tensor  # (B, k, C + D, 6, n, n): at t+1..t+k
     start: torch.Tensor  # (B,): the store's time index of t (the trainer's times give the date)
 

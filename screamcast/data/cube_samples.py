@@ -24,7 +24,8 @@ from screamcast.data.crop_sampler import segments_of, window_starts
 
 
 class CubeSamples(torch.utils.data.Dataset):
-    """A :class:`~screamcast.data.batch.CubeBatch` sample per index: ``state (C, 6, n, n)``,
+    """A :class:`~screamcast.data.batch.CubeBatch` sample per index: ``state (C, 6, n, n)``
+    (``(2C, 6, n, n)`` with ``input_times=2``: t's fields, then t - dt's),
     ``target (k, C + D, 6, n, n)``, ``start ()`` the time index of the state (the forcing's
     times are the trainer's)."""
 
@@ -39,13 +40,17 @@ class CubeSamples(torch.utils.data.Dataset):
         seed: int = 0,
         fixed: bool = False,
         augment=None,
+        input_times: int = 1,
     ):
         lo, hi = time_range
-        self.starts = window_starts(lo, hi, steps, segments_of(ds))  # (W,)
+        self.history = input_times - 1  # times before t a sample holds (t - dt)
+        span = steps + self.history  # its window: t - history .. t + steps
+        self.starts = window_starts(lo, hi, span, segments_of(ds)) + self.history  # (W,)
         if self.starts.size == 0:
             raise ValueError(
                 f"{ds.attrs.get('screamcast_url', 'the store')}: the time range [{lo}, {hi}) "
                 f"holds no {steps}-step window ({hi - lo} times) inside one run"
+                + (" after a first time (two input times)" if self.history else "")
             )
         self.ds, self.C = ds, len(prognostic)
         self.names = list(prognostic) + list(diagnostic)
@@ -71,11 +76,11 @@ class CubeSamples(torch.utils.data.Dataset):
         return int(np.random.default_rng([self.seed, index, 2]).integers(len(self.augment)))
 
     def __getitem__(self, index: int) -> CubeBatch:
-        t = self.start(index)
-        window = slice(t, t + self.steps + 1)
+        t, h = self.start(index), self.history
+        window = slice(t - h, t + self.steps + 1)
         values = np.stack(
             [np.asarray(self.ds[v].isel(time=window).values, np.float32) for v in self.names], 1
-        )  # (k + 1, C + D, 6, n, n)
+        )  # (h + k + 1, C + D, 6, n, n)
         which = self.symmetry(index)
         if which:
             values = self.augment(values, which)
@@ -83,11 +88,12 @@ class CubeSamples(torch.utils.data.Dataset):
             bad = [v for i, v in enumerate(self.names) if not np.isfinite(values[:, i]).all()]
             raise ValueError(
                 f"{self.ds.attrs.get('screamcast_url', 'the store')}: non-finite values in "
-                f"{', '.join(bad)} at times {t}..{t + self.steps}"
+                f"{', '.join(bad)} at times {t - h}..{t + self.steps}"
             )
+        inputs = values[h::-1, : self.C]  # (h + 1, C, 6, n, n): t, then t - dt
         return CubeBatch(
-            state=torch.from_numpy(values[0, : self.C].copy()),  # (C, 6, n, n)
-            target=torch.from_numpy(values[1:].copy()),  # (k, C + D, 6, n, n)
+            state=torch.from_numpy(inputs.reshape(-1, *inputs.shape[2:]).copy()),  # (T C, ..)
+            target=torch.from_numpy(values[h + 1 :].copy()),  # (k, C + D, 6, n, n)
             start=torch.tensor(t),
         )
 

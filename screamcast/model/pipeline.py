@@ -44,8 +44,10 @@ class Pipeline(nn.Module):
         grid_metric: bool = False,
         insolation: bool = True,
         hyperdiffusion: float = 0.0,
+        input_times: int = 1,
     ):
         super().__init__()
+        self.input_times = check_input_times(input_times)
         self.hyperdiffusion = check_nu(hyperdiffusion)  # the predicted state's dissipation
         if solar_time and not insolation:
             raise ValueError("data.solar_time needs data.insolation (the sun it tells the time of)")
@@ -80,18 +82,35 @@ class Pipeline(nn.Module):
         C = self.n_prognostic
         return torch.cat([self.diff_std, self.std[:, C:]], dim=1)  # (1, C + D, 1, 1)
 
+    def state_inputs(self, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``state (B, input_times C, S, S)`` (t's fields, then t - dt's) -> (t's fields
+        ``(B, C, S, S)``, the network's state channels): t normalised, and with two input
+        times the change over the last step in the residual's units (diff_std), which a
+        network reads more easily than a second state nearly equal to the first."""
+        C = self.n_prognostic
+        if state.shape[1] != self.input_times * C:
+            raise ValueError(
+                f"the network takes {self.input_times} input time(s) of {C} prognostic "
+                f"channels, got {state.shape[1]} channels"
+            )
+        now = state[:, :C]  # (B, C, S, S)
+        x = (now - self.mean[:, :C]) / self.std[:, :C]
+        if self.input_times == 2:
+            x = torch.cat([x, (now - state[:, C:]) / self.diff_std], dim=1)  # (B, 2C, S, S)
+        return now, x
+
     def forward(
         self, state: torch.Tensor, forcing: torch.Tensor, static: torch.Tensor
     ) -> torch.Tensor:
         """One step in physical units.
 
-        state ``(B, C, S, S)``; forcing ``(B, forcing_channels, S, S)`` (t's, then t+1's);
-        static ``(B, F, S, S)`` whose first ``len(static)`` channels are store variables
-        (normalised here). Returns
-        ``(B, C + D, S, S)``: the prognostic state at t+1 and the diagnostics.
+        state ``(B, C, S, S)`` (``(B, 2C, S, S)``, t's fields then t - dt's, with two input
+        times); forcing ``(B, forcing_channels, S, S)`` (t's, then t+1's); static ``(B, F,
+        S, S)`` whose first ``len(static)`` channels are store variables (normalised here).
+        Returns ``(B, C + D, S, S)``: the prognostic state at t+1 and the diagnostics.
         """
         C, Fs = self.n_prognostic, len(self.static)
-        x = (state - self.mean[:, :C]) / self.std[:, :C]
+        state, x = self.state_inputs(state)
         s = torch.cat([(static[:, :Fs] - self.static_mean) / self.static_std, static[:, Fs:]], 1)
         out = self.net(torch.cat([x, forcing, s], dim=1)).float()  # (B, C + D, S, S)
         prog = hyperdiffuse(state + out[:, :C] * self.diff_std, self.hyperdiffusion)
@@ -107,16 +126,25 @@ class Pipeline(nn.Module):
         return constraints.clamp_(self.forward(state, forcing, static), self.bounded)
 
 
+def check_input_times(input_times) -> int:
+    """1 (the state at t) or 2 (and at t - dt); anything else refused, naming the key."""
+    if input_times not in (1, 2):
+        raise ValueError(f"config: data.input_times must be 1 or 2, got {input_times!r}")
+    return int(input_times)
+
+
 def input_channels(
     n_prognostic: int,
     n_static: int,
     solar_time: bool = False,
     grid_metric: bool = False,
     insolation: bool = True,
+    input_times: int = 1,
 ) -> int:
-    """State + forcing + static variables + position features (with the grid's metric)."""
+    """State (each input time) + forcing + static variables + position features (with the
+    grid's metric)."""
     forcing = forcing_channels(solar_time, insolation)
-    return n_prognostic + forcing + n_static + position_channels(grid_metric)
+    return input_times * n_prognostic + forcing + n_static + position_channels(grid_metric)
 
 
 def build_pipeline(cfg, stats: Stats) -> Pipeline:
@@ -126,9 +154,11 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
 
     d, m = cfg.data, cfg.model  # an old checkpoint's: migrated (checkpoint_format)
     solar_time, grid_metric = bool(d.solar_time), bool(d.grid_metric)
-    insolation = bool(d.insolation)
+    insolation, times = bool(d.insolation), check_input_times(getattr(d, "input_times", 1))
     net = UNet(
-        input_channels(len(d.prognostic), len(d.static), solar_time, grid_metric, insolation),
+        input_channels(
+            len(d.prognostic), len(d.static), solar_time, grid_metric, insolation, times
+        ),
         len(d.prognostic) + len(d.diagnostic),
         m.width,
         m.levels,
@@ -147,6 +177,7 @@ def build_pipeline(cfg, stats: Stats) -> Pipeline:
         grid_metric,
         insolation,
         float(m.hyperdiffusion),
+        times,
     )
 
 

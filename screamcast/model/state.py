@@ -15,15 +15,27 @@ import torch
 class State(NamedTuple):
     """``fields (B, C, *space)``: the prognostic fields of ``B`` states (crops or cubes);
     ``time (B,)``: the model time each stands at (the calendar's datetimes, or the store's
-    times)."""
+    times); ``previous (B, C, *space)``: the fields one step earlier, for a network of two
+    input times (None for one)."""
 
     fields: torch.Tensor
     time: np.ndarray
+    previous: torch.Tensor | None = None
+
+    def inputs(self) -> torch.Tensor:
+        """What a step's predictor takes: the fields, then (two input times) the previous
+        ones as more channels, ``(B, C or 2C, *space)``: the gather and the halo exchange
+        move them as any other channels."""
+        if self.previous is None:
+            return self.fields
+        return torch.cat([self.fields, self.previous.to(self.fields.device)], dim=1)
 
     @classmethod
-    def one(cls, fields: torch.Tensor, time) -> State:
-        """One state: ``fields (C, *space)`` at the model time ``time`` -> a batch of one."""
-        return cls(fields[None], np.asarray([time]))  # datetime64, or objects (cftime)
+    def one(cls, fields: torch.Tensor, time, previous: torch.Tensor | None = None) -> State:
+        """One state: ``fields (C, *space)`` at the model time ``time`` (``previous (C,
+        *space)`` one step earlier) -> a batch of one."""
+        earlier = None if previous is None else previous[None]
+        return cls(fields[None], np.asarray([time]), earlier)  # datetime64, or cftime objects
 
     def check_at(self, time) -> None:
         """Refuse a loop that believes this state stands at ``time`` when it does not (its

@@ -55,6 +55,7 @@ class Part:
         self.corrector = inputs.corrector  # on several ranks: its restriction (drive)
         self.blocks = blocks(self.world, self.layout.tiles_per_side)  # every rank's
         self.scored = False  # any rank scores (drive): every rank sends rank 0 its part
+        self.earlier = None  # (P, F, h, w): the state before the start (two input times)
         if self.world > 1:
             self.exchanges = ExchangePlan.build(self.layout, self.rank, self.world)
             self.region = self.exchanges.block.region(self.layout.tile)
@@ -86,6 +87,29 @@ class Part:
         if self.region is None and self.inputs.initial is not None:
             return self.inputs.initial
         return self.inputs.initial_state(self.plan, self.region)
+
+    def initial_previous(self) -> np.ndarray | None:
+        """Two input times: this part's state a step before the start, read and checked
+        with the initial state, before anything is written (else None)."""
+        if self.plan.input_times == 1 or self.plan.action == "resume":
+            return None
+        return self.inputs.previous_state(self.plan, self.region)  # (P, F, h, w)
+
+    def previous(self, writer: RolloutWriter, k0: int) -> torch.Tensor | None:
+        """Two input times: this part's state a step before step ``k0``, the initial
+        condition's (``k0 = 0``) or the output's step ``k0 - 1`` (a resume); else None."""
+        plan = self.plan
+        if plan.input_times == 1:
+            return None
+        if k0 == 0:  # a fresh run's, or a resume of an output holding its first step only
+            fields = self.earlier
+            if fields is None:
+                fields = self.inputs.previous_state(plan, self.region)  # (P, F, h, w)
+        else:
+            fields = writer.fields_at(k0 - 1)[: len(plan.prog)]  # (P, 6, n, n)
+            if self.region is not None:
+                fields = fields[(slice(None), *self.region)]
+        return torch.as_tensor(np.ascontiguousarray(fields))
 
     def score(self, scores, k: int, when, fields: np.ndarray) -> None:
         """Feed ``scores`` (rank 0's aggregator; None on the other ranks) step ``k`` at
@@ -132,6 +156,7 @@ def drive(plan: RolloutPlan, inputs: RolloutInputs, exchange, device: str, score
     initial, failure = None, None
     try:  # each rank reads (and checks) the initial state of its part only
         initial = part.initial()
+        part.earlier = part.initial_previous()
         part.corrector = part.nudging()  # a method that runs on one rank refuses here
     except Exception as err:  # every rank stops: told by the flag below
         failure = err
@@ -179,8 +204,8 @@ def _prepare(part: Part) -> str:
         if part.world > 1 and not writer.chunked_for(regions):
             raise RolloutError(
                 f"cannot resume {plan.output} on {part.world} ranks: its chunks do not fit "
-                "their blocks (a chunk holds pixels of two ranks); resume it with the number "
-                "of ranks that wrote it"
+                "their blocks (a chunk holds pixels of two ranks); resume it on one rank, or "
+                "on a number of ranks whose blocks are whole chunks of it"
             )
         return action
     out.discard_staging(plan.output)  # a killed run's leftovers
@@ -233,7 +258,8 @@ def _run(part: Part, initial, device: str, scores) -> dict:
     exchange.reset()
     t_wall = time.perf_counter()
     try:
-        advance(step, guard, State.one(x, times[k0]), times, range(k0, steps), emit)
+        state = State.one(x, times[k0], part.previous(writer, k0))
+        advance(step, guard, state, times, range(k0, steps), emit)
         part.commit_previous(writer, steps)
     except GuardStop as stop:  # every rank saw the same trip (the guard reduces first)
         part.commit_previous(writer, stop.trip.step - 1)

@@ -27,9 +27,17 @@ from screamcast.data.store import (
 from screamcast.rollout.errors import RolloutError
 
 
-def start_index(times: np.ndarray, start: str | None, data: str) -> int:
+def start_index(times: np.ndarray, start: str | None, data: str, history: int = 0) -> int:
+    """The initial condition's time index: ``start``'s, or the first with ``history`` times
+    before it (a network of two input times takes the state one step earlier too)."""
     if start is None:
-        return 0
+        if history >= len(times):
+            raise RolloutError(
+                f"the checkpoint takes two input times: {data} needs at least {history + 1} "
+                f"times, it has {len(times)}",
+                "initial_condition.data",
+            )
+        return history
     calendar = calendar_of(times)
     try:
         t = parse(start, calendar, "--start")
@@ -43,7 +51,28 @@ def start_index(times: np.ndarray, start: str | None, data: str) -> int:
             f"{times[-1]}{step}, {calendar} calendar)",
             "initial_condition.start",
         )
+    if hit[0] < history:
+        raise RolloutError(
+            f"{{initial_condition.start}} {start}: the checkpoint takes two input times, the "
+            f"state at the start and one step before, and {data} starts there; start at "
+            f"{times[history]} or later",
+            "initial_condition.start",
+        )
     return int(hit[0])
+
+
+def first_time(times: np.ndarray, dt, ic, desc) -> int:
+    """The start's time index; a network of two input times also reads the time one step
+    before it, which must be there."""
+    history = int(desc.inputs.get("input_times", 1)) - 1  # times before the start it reads
+    i0 = start_index(times, ic.start, ic.data, history)
+    if history and times[i0] - times[i0 - 1] != dt:
+        raise RolloutError(
+            f"the checkpoint takes two input times, and {ic.data} has no time one step "
+            f"({dt}) before the start {times[i0]} (the one before it is {times[i0 - 1]})",
+            "initial_condition.start",
+        )
+    return i0
 
 
 def check_finite(fields: np.ndarray, names: list[str], where: str) -> None:

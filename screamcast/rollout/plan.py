@@ -51,10 +51,10 @@ from screamcast.rollout.errors import RolloutError
 from screamcast.rollout.initial_condition import (
     check_data_levels,
     checked_time_step,
+    first_time,
     initial_state,
     initial_store,
     keyed_store_errors,
-    start_index,
 )
 from screamcast.rollout.initial_condition import static_fields as read_static_fields
 from screamcast.rollout.nudging import (
@@ -106,6 +106,11 @@ class RolloutPlan:
     action: str  # create | resume | replace
     levels: dict = field(default_factory=dict)  # 3-D variables' {var: (dim, values, attrs)}
     start_index: int = 0  # the initial condition's time index in its store
+
+    @property
+    def input_times(self) -> int:
+        """1, or 2 for a network that also takes the state one step earlier."""
+        return int(self.checkpoint.description.inputs.get("input_times", 1))
 
     @property
     def correctors(self) -> list[dict]:
@@ -165,6 +170,12 @@ class RolloutInputs:
         name = plan.config.initial_condition.data
         i0 = plan.start_index
         return initial_state(self.data, plan.prog, plan.diag, i0, name, region)
+
+    def previous_state(self, plan: RolloutPlan, region: tuple[slice, ...] | None = None):
+        """The prognostic state one step before the start (a network of two input times),
+        ``(P, 6, n, n)`` or ``(P, F, h, w)`` on ``region``, read and checked as the start's."""
+        name = plan.config.initial_condition.data
+        return initial_state(self.data, plan.prog, [], plan.start_index - 1, name, region)
 
     def close(self) -> None:
         """Close the nudging's reference (the stores are read lazily, nothing to close)."""
@@ -309,7 +320,7 @@ def plan_rollout(
     ds = initial_store(c, desc, prog, static)
     check_data_levels(desc, ds, prog + diag + static, c)
     times, dt = ds["time"].values, checked_time_step(ds, desc, ic.data)
-    i0 = start_index(times, ic.start, ic.data)
+    i0 = first_time(times, dt, ic, desc)
     grid = dataset_grid(ds)
     _check_tile(c.stepper.tile, desc, grid.n)
     out.check_room(path, o.steps, len(prog + diag) * 6 * grid.n**2 * 4, action)

@@ -239,10 +239,12 @@ class RolloutWriter:
         ds = xr.open_zarr(self.path, consolidated=False, decode_times=DECODER, chunks=None)
         if self.times is None:
             self.times = ds["time"].values
-        fields = np.stack(
-            [group[v][steps - 1 if pos is None else (steps - 1, pos)] for v, pos in self.targets]
-        )
-        return steps, ds["time"].values[steps - 1], fields
+        return steps, ds["time"].values[steps - 1], self.fields_at(steps - 1)
+
+    def fields_at(self, k: int) -> np.ndarray:
+        """Step ``k``'s fields as written, ``(V, 6, n, n)`` (the whole output)."""
+        group = self._open()
+        return np.stack([group[v][k if pos is None else (k, pos)] for v, pos in self.targets])
 
     def note_resume(self, steps: int, command: str) -> None:
         """Append to the ``history`` attr: which command resumed after which step."""

@@ -33,10 +33,12 @@ class StepOutput:
     diagnostic: torch.Tensor  # (B, D, *space)
     time: np.ndarray  # (B,): the model time the step reached
     corrections: dict[str, torch.Tensor] = field(default_factory=dict)  # {what: (B,)}
+    previous: torch.Tensor | None = None  # (B, C, *space): the step's input (two input times)
 
     def state(self) -> State:
-        """The next state: the prognostic fields at the step's time."""
-        return State(self.prognostic, self.time)
+        """The next state: the prognostic fields at the step's time (and, for a network of
+        two input times, the fields it stepped from)."""
+        return State(self.prognostic, self.time, self.previous)
 
     def fields(self) -> torch.Tensor:
         """``(B, C + D, *space)``: what the output stores."""
@@ -66,7 +68,7 @@ class Step:
         """``state`` (fields ``(B, C, *space)`` at its times) -> the step's output at the
         model times ``t1 (B,)``."""
         x, t1 = state.fields, np.asarray(t1)
-        y = self.predict(x, state.time, t1)  # (B, C + D, *space)
+        y = self.predict(state.inputs(), state.time, t1)  # (B, C + D, *space)
         y, done = apply_correctors(self.correctors, x, y)
         if self.nudging is not None:  # inference: one state at a time, in place
             y = y.clone()
@@ -74,4 +76,5 @@ class Step:
                 self.nudging.apply(y[b, : self.C], t1[b])
         if self.bounded:
             y = constraints.clamp_(y.clone() if y.requires_grad else y, self.bounded)
-        return StepOutput(y[:, : self.C], y[:, self.C :], t1, done)
+        previous = None if state.previous is None else x
+        return StepOutput(y[:, : self.C], y[:, self.C :], t1, done, previous)

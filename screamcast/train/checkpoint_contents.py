@@ -58,6 +58,7 @@ def check_compatible(
             "solar_time": d.solar_time,
             "grid_metric": d.grid_metric,
             "insolation": d.insolation,
+            "input_times": d.input_times,
         },
     }
     try:

@@ -119,9 +119,9 @@ def free_starts(g, valid_set) -> list:
 
 
 class FreeRun:
-    """``(x (1, C, 6, n, n), t0) -> (days held, Trip | None)``: ``step`` taken ``days`` worth
-    of steps of ``dt`` from ``x`` with no truth, each output checked by ``guard`` (the
-    rollout's default bounds against the training statistics)."""
+    """``state -> (days held, Trip | None)``: ``step`` taken ``days`` worth of steps of
+    ``dt`` from a state (one cube at its time) with no truth, each output checked by
+    ``guard`` (the rollout's default bounds against the training statistics)."""
 
     def __init__(self, step: Step, guard: Guard, dt: datetime.timedelta, days: float):
         self.step, self.guard, self.dt = step, guard, dt
@@ -135,10 +135,11 @@ class FreeRun:
         return cls(step, guard, dt, days)
 
     @torch.no_grad()
-    def __call__(self, x: torch.Tensor, t0, probe=None, stats=None) -> tuple[float, Trip | None]:
+    def __call__(self, state: State, probe=None, stats=None) -> tuple[float, Trip | None]:
         """Days held and the trip (None: held them all); with ``probe``, every ``probe.every``
         steps of the run (before any trip) go into ``stats``. The rollout's loop
         (:func:`~screamcast.rollout.advance.advance`) drives it."""
+        t0 = state.time[0]
         times = np.array([t0 + j * self.dt for j in range(self.steps + 1)], dtype=object)
 
         def emit(k: int, y: torch.Tensor) -> None:  # y (C + D, 6, n, n), guarded
@@ -146,7 +147,7 @@ class FreeRun:
                 probe.add(stats, y)
 
         try:
-            advance(self.step, self.guard, State.one(x[0], t0), times, range(self.steps), emit)
+            advance(self.step, self.guard, state, times, range(self.steps), emit)
         except GuardStop as stop:  # step k left physics: k - 1 steps held
             return (stop.trip.step - 1) * self.dt_days, stop.trip
         return self.steps * self.dt_days, None

@@ -38,7 +38,8 @@ class GlobalUnroll:
     """``(batch, times) -> (summed loss, per-variable loss of the first step)``.
 
     ``batch``: ``state (B, C, 6, n, n)``, ``target (B, k, C + D, 6, n, n)``, ``start (B,)``
-    (time indices into ``times``, whose entries give each step's forcing); ``scale`` and
+    (time indices into ``times``, whose entries give each step's forcing; ``state (B, 2C, 6,
+    n, n)`` with two input times, t's fields then t - dt's); ``scale`` and
     ``mean``: the pipeline's loss scale and output means."""
 
     def __init__(
@@ -70,19 +71,28 @@ class GlobalUnroll:
             self.climate = (power if spectral else None, spectral, time_mean, std)
         return self
 
-    def _fields(self, x: torch.Tensor, t0s, t1s) -> torch.Tensor:
-        return self.step(State(x, t0s), t1s).fields()  # (B, C + D, 6, n, n)
+    def _fields(self, x: torch.Tensor, t0s, previous, t1s) -> torch.Tensor:
+        return self.step(State(x, t0s, previous), t1s).fields()  # (B, C + D, 6, n, n)
 
-    def __call__(self, batch: CubeBatch, times: np.ndarray):
-        x, target = batch.state, batch.target  # (B, C, 6, n, n), (B, k, V, 6, n, n)
-        B, k, C = len(x), target.shape[1], x.shape[1]
-        start = batch.start.cpu().numpy()
-        area = self.area.to(x.device).flatten(0, 1).expand(B, -1, -1)  # (B, 6 n, n)
+    def _first_state(self, x: torch.Tensor, t0s) -> State:
+        """``x (B, T C, 6, n, n)`` (t's fields, then t - dt's with two input times) at
+        ``t0s``; in training perturbed by ``input_noise`` x diff_std (both times by the same
+        draw: a state off the truth's, with the truth's last change)."""
+        C = self.step.C
+        x, previous = x[:, :C], (x[:, C:] if x.shape[1] == 2 * C else None)
         if self.input_noise and torch.is_grad_enabled():  # training only; the RNG is the run's
             sigma = self.scale[:, :C].to(x).unsqueeze(2)  # (1, C, 1, 1, 1): diff_std
-            x = x + self.input_noise * sigma * torch.randn_like(x)
+            noise = self.input_noise * sigma * torch.randn_like(x)
+            x = x + noise
+            previous = None if previous is None else previous + noise
+        return State(x, t0s, previous)
+
+    def __call__(self, batch: CubeBatch, times: np.ndarray):
+        target, C = batch.target, self.step.C  # (B, k, V, 6, n, n)
+        B, k, start = len(target), target.shape[1], batch.start.cpu().numpy()
+        area = self.area.to(target.device).flatten(0, 1).expand(B, -1, -1)  # (B, 6 n, n)
         total, first, preds = 0.0, None, []
-        state = State(x, times[start])  # each cube at its own first time
+        state = self._first_state(batch.state, times[start])  # each cube at its own time
         for j in range(k):
             t1s = times[start + j + 1]
             if self.recompute and torch.is_grad_enabled():
@@ -95,7 +105,8 @@ class GlobalUnroll:
             total = total + self.weights[j].to(per_var.device) * per_var.mean()
             first = per_var.detach() if first is None else first
             preds.append(pred)
-            state = State(pred[:, :C], t1s)  # the model's own prediction, the next input
+            earlier = None if state.previous is None else state.fields  # two input times
+            state = State(pred[:, :C], t1s, earlier)  # the model's own prediction, next input
         if self.climate is not None and torch.is_grad_enabled():  # validation: the step loss
             total = total + self._climate_loss(torch.stack(preds, 1), target)
         return total, first
@@ -117,8 +128,9 @@ class GlobalUnroll:
     def no_change(self, batch: CubeBatch) -> torch.Tensor:
         """The first step's loss of the no-change predictor (the state kept, the diagnostics
         at their training mean): what a network that learnt nothing scores."""
-        x, target = batch.state, batch.target[:, 0]  # (B, C, ..), (B, V, 6, n, n)
-        B, C, D = len(x), x.shape[1], target.shape[1] - x.shape[1]
+        C = self.step.C
+        x, target = batch.state[:, :C], batch.target[:, 0]  # (B, C, ..), (B, V, 6, n, n)
+        B, D = len(x), target.shape[1] - C
         mean = self.mean.to(x)[0, C:].view(1, D, 1, 1, 1).expand(B, D, *x.shape[2:])
         trivial = torch.cat([x, mean], dim=1)  # (B, V, 6, n, n)
         area = self.area.to(x.device).flatten(0, 1).expand(B, -1, -1)

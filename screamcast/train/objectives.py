@@ -18,6 +18,7 @@ from screamcast.data.cube_samples import CubeSamples, static_fields
 from screamcast.data.dataset import CropDataset
 from screamcast.data.zonal_climate import ZonalStats
 from screamcast.halo import HaloOperator
+from screamcast.model.state import State
 from screamcast.step.correctors import StepGeometry, build_correctors
 from screamcast.step.cube_predictor import CubePredictor
 from screamcast.step.reassembly import Reassembly
@@ -133,8 +134,7 @@ class GlobalObjective:
         zonal statistics over every run's days, against the training data's)."""
         stats, held = self.probe.stats(), []
         for sample in samples:
-            x = sample.state[None].to(self.device)  # (1, C, 6, n, n)
-            days, _ = self.free_run(x, self.times[int(sample.start)], self.probe, stats)
+            days, _ = self.free_run(self._state(sample), self.probe, stats)
             held.append(days)
         short = short_fraction(held, self.cfg.global_unroll.valid_free_days)
         return held, climate_score(stats, self.probe.truth, short)
@@ -157,11 +157,12 @@ class GlobalObjective:
             from screamcast.data.symmetry import SymmetryAugment
 
             augment = SymmetryAugment(layout.grid, [*names[0], *names[1]], tuple(d.mirror_odd))
-        train = CubeSamples(self.ds, *names, train_times, k, samples, seed, augment=augment)
+        times = {"input_times": d.input_times}
+        train = CubeSamples(self.ds, *names, train_times, k, samples, seed, False, augment, **times)
         n_valid = self.cfg.global_unroll.valid_samples
         # validation scores one step (the loss the stage's best checkpoint is chosen by)
         valid_times = time_range(d.valid_range, T, 1, "data.valid_range", d.url)
-        valid = CubeSamples(self.ds, *names, valid_times, 1, n_valid, fixed=True)
+        valid = CubeSamples(self.ds, *names, valid_times, 1, n_valid, fixed=True, **times)
         return train, valid, self.cfg.global_unroll.cubes, n_valid
 
     def __call__(self, batch: CubeBatch):
@@ -175,9 +176,16 @@ class GlobalObjective:
     def free_days(self, sample: CubeBatch) -> float:
         """Days the free run (``global_unroll.valid_free_days``) from a validation ``sample``
         (``state (C, 6, n, n)``, ``start``) held."""
-        x = sample.state[None].to(self.device)  # (1, C, 6, n, n)
-        held, _ = self.free_run(x, self.times[int(sample.start)])
+        held, _ = self.free_run(self._state(sample))
         return held
+
+    def _state(self, sample: CubeBatch) -> State:
+        """A validation sample's state at its time (its previous step's fields too, for a
+        network of two input times): where a free run starts."""
+        C = len(self.cfg.data.prognostic)
+        x = sample.state.to(self.device)  # (T C, 6, n, n)
+        previous = x[C:] if len(x) == 2 * C else None
+        return State.one(x[:C], self.times[int(sample.start)], previous)
 
 
 def objective(cfg, pipeline, module, loss, ds, layout, device, stats=None):
@@ -187,4 +195,9 @@ def objective(cfg, pipeline, module, loss, ds, layout, device, stats=None):
         return GlobalObjective(cfg, pipeline, module, loss, ds, layout, device, stats)
     if cfg.data.symmetry:  # a crop moved by a turn of the globe is another crop already
         raise ValueError("data.symmetry=true moves whole cubes: it needs unroll=global")
+    if cfg.data.input_times != 1:  # crops are read one start time at a time
+        raise ValueError(
+            f"data.input_times={cfg.data.input_times} is trained through the global step: it "
+            "needs unroll=global"
+        )
     return CropObjective(cfg, pipeline, loss, ds["time"].values, segments_of(ds))

@@ -85,6 +85,7 @@ def score_set(checkpoint: Path, store: str, starts: list[str], days: float, trut
     import torch
 
     from screamcast.config.inference import InferenceConfig
+    from screamcast.model.state import State
     from screamcast.rollout.driver import Part
     from screamcast.rollout.exchange import LocalExchange
     from screamcast.rollout.plan import plan_rollout
@@ -107,8 +108,9 @@ def score_set(checkpoint: Path, store: str, starts: list[str], days: float, trut
         probe = ClimateProbe(names, plan.grid.lat, plan.grid.area, truth, 4)
         pooled = pooled or probe.stats()
         run = FreeRun(build_step(plan, stepper), build_guard(plan), plan.dt, days)
-        x = torch.as_tensor(inputs.initial[: len(plan.prog)])[None]  # (1, C, 6, n, n)
-        days_held, trip = run(x, plan.out_times[0], probe, pooled)
+        x = torch.as_tensor(inputs.initial[: len(plan.prog)])  # (C, 6, n, n)
+        earlier = None if plan.input_times == 1 else torch.as_tensor(inputs.previous_state(plan))
+        days_held, trip = run(State.one(x, plan.out_times[0], earlier), probe, pooled)
         held.append(days_held)
         trips.append(None if trip is None else str(trip))
     short = short_fraction(held, days)

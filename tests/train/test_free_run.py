@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from screamcast.data.stats import Stats
+from screamcast.model.state import State
 from screamcast.step.step import Step
 from screamcast.train.free_run import SHORTFALL_WEIGHT, FreeRun, selection_score
 from tests.train.test_global_unroll import config
@@ -30,12 +31,12 @@ def drifting(rate: float) -> FreeRun:
 def test_the_free_run_stops_where_the_guard_would():
     """The global mean leaves mu +- 1 sigma (the guard's default) at step 4 of 0.3 sigma
     each: 3 steps, 0.75 days held; a state that does not move holds all 2 days (8 steps)."""
-    x = torch.zeros(1, 1, 6, 4, 4)
-    held, trip = drifting(0.3)(x, T0)
+    x = State.one(torch.zeros(1, 6, 4, 4), T0)
+    held, trip = drifting(0.3)(x)
     assert held == 0.75 and trip.step == 4 and trip.what == "global mean"
     assert trip.time == str(T0 + 4 * DT) and trip.value == pytest.approx(1.2)
-    assert drifting(0.0)(x, T0) == (2.0, None)
-    nan, trip = drifting(float("nan"))(x, T0)
+    assert drifting(0.0)(x) == (2.0, None)
+    nan, trip = drifting(float("nan"))(x)
     assert nan == 0.0 and trip.what == "non-finite value"
 
 
@@ -105,7 +106,7 @@ def test_each_step_of_the_free_run_gets_its_own_times():
 
     run = FreeRun.of(Step(record, n_prognostic=1), ["a"], Stats({"a": 0.0}, {"a": 1.0},
                      {"a": 1.0}), np.ones((6, 4, 4)), DT, days=1.0)  # fmt: skip
-    run(torch.zeros(1, 1, 6, 4, 4), T0)
+    run(State.one(torch.zeros(1, 6, 4, 4), T0))
     assert seen == [(T0 + j * DT, T0 + (j + 1) * DT) for j in range(4)]
 
 

@@ -158,6 +158,8 @@ class Recorder:
     """A step that adds 1 to the state (diagnostics: the state's first channel) and records
     what it was given: the unroll's contract, without a network."""
 
+    C = 2  # prognostic channels (a Step's n_prognostic)
+
     def __init__(self):
         self.calls = []
 
