@@ -7,6 +7,7 @@ processes, or on an existing Dask cluster; one task per block, a progress bar in
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 
@@ -62,8 +63,15 @@ def dask_client(workers: int, scheduler: str):
             ) from None
     else:
         workers = workers or os.cpu_count() or 1
+        # the workers' own logs silenced: a block's error comes back through its future
+        # (raised here, worded), and a loaded machine's workers otherwise print a heartbeat
+        # traceback as the cluster closes after a finished ingestion (dask/distributed#7105)
         cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
         )
         client = Client(cluster)
     try:

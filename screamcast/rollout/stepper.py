@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
-"""One global step on one rank's block of the cube (the whole cube on one rank; whole faces,
-or a rectangle of a face's tiles, on several): the block's tiles with their halos
+"""One global step on one rank's block of the cube (the whole cube on one rank; on several,
+the same rectangle of tiles on each face of a group, :func:`~screamcast.rollout.domain.blocks`):
+the block's tiles with their halos
 (:class:`~screamcast.rollout.block_operator.BlockOperator`, which exchanges what other ranks
 own) -> the network -> reassembly on the block. One rank is the one-block case: its plan
 sends nothing and its exchange is local, so 1 and N ranks run this same code, and their
-outputs are equal bit for bit (tested with 1, 2, 3 and 12 ranks).
+outputs are equal bit for bit (tested with 1, 2, 3, 4, 8 and 12 gloo ranks).
 
 Geometry (tile lat/lon, static inputs per tile) is computed once, for this block's tiles
 only; each step gathers the state, evaluates the insolation on the tiles and runs the
