@@ -51,7 +51,9 @@ FLAGS = (
         "input, inside one or containing one; locked for the run",
     ),
     Flag(
-        "--start", "initial_condition.start", "initial time, e.g. 2020-01-13T00:00 (default: first)"
+        "--start",
+        "initial_condition.start",
+        "initial time, e.g. 2020-01-13T00:00 (default: first; second for two input times)",
     ),
     Flag("--steps", "output.steps", "steps to run (default 24)", type=int),
     Flag(
