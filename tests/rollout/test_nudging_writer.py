@@ -322,6 +322,7 @@ def test_writer_appends_and_recovers_from_a_torn_step(tmp_path):
     fresh.note_resume(steps, "again")
     assert steps == 3 and last == times[2] and float(fields.max()) == 2
     fresh.append(times[3], np.full((2, 6, 4, 4), 3, np.float32))  # rewrites the torn step
+    fresh.flush()  # append writes in the background: read once it is on disk
     ds = xr.open_zarr(tmp_path / "o.zarr", consolidated=False, chunks=None)
     assert float(ds.u[3].max()) == 3 and np.isnan(ds.u.values[4]).all()
     assert ds.attrs["a"] == 1 and ds.u.attrs["units"] == "m s-1" and ds.lat.shape == (6, 4, 4)
