@@ -73,7 +73,8 @@ def _setup(tmp: Path, n: int, tile: int, halo: int) -> dict:
     torch.nn.init.normal_(pipeline.net.head.weight, std=1e-3)  # not persistence
     grid = PhysicsGrid.for_face_size(n)
     static = np.stack([ds[v].values for v in d.static])
-    config = StepperSection(halo_adjoint=True, batch_size=27)  # intra-face
+    # intra-face, fp32 as its baseline's forwards (auto is bf16 on a CPU with AMX-BF16)
+    config = StepperSection(halo_adjoint=True, batch_size=27, precision="fp32")
     stepper = GlobalStepper(pipeline, TileLayout(grid, tile, halo), static, config)
     times = ds.time.values
     nudger = Relaxation(

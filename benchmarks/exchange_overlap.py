@@ -51,6 +51,7 @@ def argv(ckpt: Path, store: Path, out: Path, steps: int, overlap: bool) -> list[
     flags = ["--checkpoint", str(ckpt), "--data", str(store), "--output", str(out)]
     flags += ["--steps", str(steps), "--no-progress", "--halo-adjoint"]
     flags += ["--halo-adjoint-cross-face", "--batch-size", str(BATCH)]
+    flags += ["--tile", str(TILE), "--precision", "fp32"]  # the records' settings, not auto
     return flags + ["--overlap-exchange" if overlap else "--no-overlap-exchange"]
 
 
@@ -78,7 +79,8 @@ def one_block(ckpt: Path, store: Path, steps: int) -> dict:
 
     keys = {"checkpoint.path": str(ckpt), "initial_condition.data": str(store),
             "output.path": "unused.zarr", "output.steps": steps, "stepper.batch_size": BATCH,
-            "stepper.halo_adjoint": True, "stepper.halo_adjoint_cross_face": True}  # fmt: skip
+            "stepper.halo_adjoint": True, "stepper.halo_adjoint_cross_face": True,
+            "stepper.tile": TILE, "stepper.precision": "fp32"}  # fmt: skip
     plan, inputs = plan_rollout(InferenceConfig.from_keys(keys), "the benchmark")
     layout = plan.layout()
     torch.set_num_threads(1)  # as each rank of the runs on several
@@ -164,7 +166,7 @@ def main(argv_: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--worlds", type=int, nargs="+", default=[6, 12])
+    ap.add_argument("--worlds", type=int, nargs="+", default=[4, 6, 8, 12])
     ap.add_argument(
         "--record", action="store_true", help="benchmarks/results/exchange_overlap.json"
     )

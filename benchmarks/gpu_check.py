@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 """Training-step and rollout-step throughput on whatever device there is (CUDA: bf16 autocast
-and channels_last; CPU: fp32, or ``--precision bf16`` to run the CUDA configuration on CPU):
+and channels_last; CPU: the rollout's ``auto``, bf16 with AMX-BF16 else fp32, or ``--precision``):
 crops, training through the global step (k = 4 and 8, activation checkpointing on and off,
 peak memory), the rollout's step on the training tile and on whole faces, the domain-
 decomposed step on ``--ranks`` processes (the halo exchange hidden and waited for, checked
@@ -248,8 +248,8 @@ def parser() -> argparse.ArgumentParser:
         "--precision",
         choices=PRECISIONS,
         default="auto",
-        help="bf16: autocast, and NHWC training too (auto: on CUDA); bf16 on CPU "
-        "tests the GPU code path",
+        help="bf16: autocast, and NHWC training too (auto: on CUDA and on CPUs with AMX-BF16); "
+        "bf16 on CPU tests the GPU code path",
     )
     ap.add_argument(
         "--production",

@@ -74,6 +74,7 @@ def measure(work: Path, worlds=MEASURED, n: int = 48, steps: int = 3) -> list[di
         argv = ["--checkpoint", str(ckpt), "--data", str(store), "--output", str(out)]
         argv += ["--steps", str(steps), "--no-progress", "--halo-adjoint"]
         argv += ["--halo-adjoint-cross-face", "--batch-size", "1"]
+        argv += ["--tile", str(tile), "--precision", "fp32"]  # the plan's tile, not automatic
         launch = [sys.executable, str(SCRIPT)] if world == 1 else [
             sys.executable, "-m", "torch.distributed.run", "--standalone",
             "--nproc-per-node", str(world), str(SCRIPT),

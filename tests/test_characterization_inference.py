@@ -83,12 +83,19 @@ def make_checkpoint(config: dict, store: Path, path: Path) -> Path:
     return path
 
 
+# the settings the references were made with, where the defaults are automatic (the tile, the
+# precision: screamcast/rollout/inference_settings.py): fp32 gives every machine the same
+# numbers, and the training tile keeps the seams and overlap-adds the configs set
+PINNED = {"stepper.tile": 32, "stepper.precision": "fp32"}
+
+
 def run_config(name: str, tmp: Path) -> dict[str, np.ndarray]:
     """The variant's outputs (steps 1..3) and its initial condition (``ic_<var>``)."""
     from screamcast.config.inference import InferenceConfig
     from screamcast.rollout.run import run_rollout
 
     config_path, changes = VARIANTS[name]
+    changes = changes | PINNED
     config, _ = InferenceConfig.load(config_path, [f"{k}={v}" for k, v in changes.items()])
     store, ref = make_inputs(tmp)
     ckpt = make_checkpoint(config.checkpoint.expected(), store, tmp / "ckpt.pth")

@@ -221,6 +221,8 @@ def emulator_cost(
 
     steps = max(int(round(days * 4)), 1)
     test = _open(paths["test"])
+    # whole faces, or the checkpoint's training tile (not the automatic one)
+    tile = PhysicsGrid.from_name(test.attrs["grid"]).n if whole_faces else _tile(checkpoint)
     keys = {
         "checkpoint.path": str(checkpoint),
         "initial_condition.data": str(paths["test"]),
@@ -230,7 +232,7 @@ def emulator_cost(
         "stepper.halo_adjoint": True,  # intra-face, as the climate rollout
         "stepper.precision": precision,
         "guard.action": "off",  # a cost, not a climate
-        "stepper.tile": PhysicsGrid.from_name(test.attrs["grid"]).n if whole_faces else None,
+        "stepper.tile": tile,
     }
     plan, inputs = plan_rollout(InferenceConfig.from_keys(keys))
     stepper = Part(plan, inputs, LocalExchange()).stepper("cpu")  # the rollout's, on one rank
@@ -251,10 +253,17 @@ def emulator_cost(
     return (marks[-1] - marks[0]) / ((len(marks) - 1) / 4.0)
 
 
+def _tile(checkpoint: Path) -> int:
+    """The checkpoint's training tile."""
+    from screamcast.checkpoint_format import load_for_inference
+
+    return int(load_for_inference(checkpoint).description.grid.tile)
+
+
 def cost(climate_result: dict, truncation: int, days: float, emulator: dict, fastest: str) -> dict:
     """Simulated days per wall day: the emulator's once started (``emulator``: seconds per
     day by precision and on whole faces, :func:`emulator_cost`; ``fastest``: this CPU's best
-    precision) and with its start-up (the long rollout, fp32), and the dycore's at the
+    precision) and with its start-up (the long rollout, default settings), and the dycore's at the
     truth's truncation and at T21 (after compilation), measured here."""
     from benchmarks.held_suarez.dycore_baseline import dycore_cost
 

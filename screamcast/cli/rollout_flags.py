@@ -129,8 +129,8 @@ FLAGS = (
     Flag(
         "--tile",
         "stepper.tile",
-        "inference tiles' side in pixels, dividing the face (default: the checkpoint's); "
-        "larger tiles compute fewer halo pixels per kept pixel",
+        "inference tiles' side in pixels, dividing the face (default: the largest that fits, "
+        "docs/rollout.md; a resume keeps its output's)",
         type=int,
     ),
     Flag(
@@ -143,8 +143,8 @@ FLAGS = (
     Flag(
         "--precision",
         "stepper.precision",
-        "the network's arithmetic (auto: bf16 on CUDA; bf16 is also the fast path on CPUs "
-        "with AMX-BF16); halo, reassembly and nudging stay fp32",
+        "the network's (auto: bf16 on CUDA and on CPUs with AMX-BF16, else fp32; a resume "
+        "keeps its output's); halo, reassembly and nudging stay fp32",
         choices=PRECISIONS,
     ),
     Flag(

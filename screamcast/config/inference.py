@@ -118,13 +118,16 @@ class StepperSection:
     halo_adjoint_cross_face: bool = False  # ... and across face edges (needs halo_adjoint)
     halo_adjoint_window: str | None = None  # the overlap-add's tile window (None: cosine)
     batch_size: int = 16  # tiles per forward pass
-    # the inference tiles' side in pixels (null: the checkpoint's training tile); the network
-    # is fully convolutional, and larger tiles compute fewer halo pixels per kept pixel
+    # the inference tiles' side in pixels (null: the largest whose window is at most 512
+    # pixels and that gives every rank the same tiles, a resume its output's:
+    # screamcast/rollout/inference_settings.py); the network is fully convolutional, and
+    # larger tiles compute fewer halo pixels per kept pixel
     tile: int | None = None
     # torch's CPU threads; 0: OMP_NUM_THREADS if set, else the cores other processes leave idle
     threads: int = 0
     device: str = "cpu"
-    precision: str = "auto"  # the network's: auto (bf16 on CUDA), bf16 or fp32
+    # the network's: auto (bf16 on CUDA and on CPUs with AMX-BF16), bf16 or fp32
+    precision: str = "auto"
     channels_last: bool = True  # the network's convolutions in NHWC
     # several ranks: run the interior tiles' forwards while the halo exchange is in flight
     overlap_exchange: bool = True
@@ -249,8 +252,7 @@ class InferenceConfig:
         check_stepper_values(s.batch_size, s.precision, s.window)
         if s.tile is not None and (isinstance(s.tile, bool) or s.tile < 1):
             raise ConfigError(
-                f"{{stepper.tile}} must be >= 1 (pixels a side; null: the checkpoint's), got "
-                f"{s.tile}",
+                f"{{stepper.tile}} must be >= 1 (pixels a side; null: automatic), got {s.tile}",
                 "stepper.tile",
             )
         if s.threads < 0:

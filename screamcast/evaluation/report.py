@@ -5,6 +5,8 @@ classes, the figures."""
 
 from __future__ import annotations
 
+import math
+
 
 def report_lines(
     output, truth, table, variables, steps, spectra, seams, figures, attrs, partial=""
@@ -47,11 +49,8 @@ def report_lines(
         ]
         for v in variables:
             s = last[v]
-            cells = [
-                f"{s[f'rmse_{c}']:.4g} ({_ratio(s[f'rmse_{c}'], s[f'persistence_rmse_{c}'])})"
-                for c in ("tile_seams", "face_edges", "interiors")
-            ]
-            imprint = [f"{s['tile_imprint']:.3f}", f"{s['tile_imprint_floor']:.3f}"]
+            cells = [_class_cell(s, c) for c in ("tile_seams", "face_edges", "interiors")]
+            imprint = [_number(s["tile_imprint"]), _number(s["tile_imprint_floor"])]
             lines.append(_row([v, *cells, *imprint]))
         lines += ["", *_lattice_note(attrs, seams.tile)]
         lines += ["![tile imprint](tile_imprint.png)", ""] if figures else []
@@ -61,6 +60,20 @@ def report_lines(
     else:
         lines += [spectra, ""]
     return lines + ["## Provenance (the output's attrs)", ""]
+
+
+def _number(x: float) -> str:
+    """A tile imprint's cell; "none" on tiles of a whole face (no tile imprint)."""
+    return "none" if math.isnan(x) else f"{x:.3f}"
+
+
+def _class_cell(s: dict, c: str) -> str:
+    """A pixel class's RMSE (over its persistence's); "none" for a class without pixels
+    (tile seams on tiles of a whole face)."""
+    rmse = s[f"rmse_{c}"]
+    if math.isnan(rmse):
+        return "none"
+    return f"{rmse:.4g} ({_ratio(rmse, s[f'persistence_rmse_{c}'])})"
 
 
 def _lattice_note(attrs, tile: int) -> list[str]:

@@ -40,8 +40,11 @@ class SeamSkill:
         edge = face_edge_mask(n)
         seam = tile_seam_mask(n, tile)
         masks = {"tile_seams": seam, "face_edges": edge, "interiors": ~(seam | edge)}
-        # each class's area weights, normalised once (this runs every rollout step)
-        self.weights = {c: np.where(m, area, 0.0) / area[m].sum() for c, m in masks.items()}
+        # each class's area weights, normalised once (this runs every rollout step); a class
+        # with no pixels (no tile seams on tiles of a whole face) keeps NaN scores
+        self.weights = {
+            c: np.where(m, area, 0.0) / area[m].sum() for c, m in masks.items() if m.any()
+        }
         self.n, self.tile, self.variables, self.truth = n, tile, variables, truth
         self.rmse = {c: np.full((len(variables), steps), np.nan) for c in self.CLASSES}
         # each class's persistence RMSE: storm tracks cross face edges, so a class is judged
@@ -71,11 +74,13 @@ class SeamSkill:
             return
         blocks = tile_blocks(np.abs(error), self.tile)  # (V, 6, m, m, t, t), a view
         tiles = blocks.mean(axis=(1, 2, 3))  # (V, t, t)
+        self.last_map = tiles
+        if self.n == self.tile:  # one tile a face: its map is the face's, no tile imprint
+            return
         mean = tiles.mean(axis=(1, 2))
         scale = np.where(mean > 0, mean, np.nan)
         self.imprint[:, k] = tiles.std(axis=(1, 2)) / scale
         self.imprint_floor[:, k] = imprint_floor(blocks) / scale
-        self.last_map = tiles
 
     def summary(self) -> dict:
         return {

@@ -221,12 +221,12 @@ def _prepare(part: Part) -> str:
 
 
 def _finish(part: Part, every: list[dict]) -> None:
-    """Rank 0 once every rank is done: the exchanges' record, and a replaced output swapped
-    for the new one (the old one stayed until now)."""
+    """Rank 0 once every rank is done: the ranks' record (one rank's too: its seconds per
+    step by part), and a replaced output swapped for the new one (the old one stayed until
+    now)."""
     output = part.plan.output
     written = out.staging_path(output) if part.plan.action == "replace" else output
-    if part.world > 1:
-        _record_exchange(written, every)
+    _record_exchange(written, every)
     if part.plan.action == "replace":
         publish(written, output)
 

@@ -48,6 +48,7 @@ from screamcast.data.store import (
 from screamcast.grid import PhysicsGrid, TileLayout
 from screamcast.rollout import output as out
 from screamcast.rollout.errors import RolloutError
+from screamcast.rollout.inference_settings import concrete
 from screamcast.rollout.initial_condition import (
     check_data_levels,
     checked_time_step,
@@ -146,7 +147,7 @@ class RolloutPlan:
         )
 
     def layout(self) -> TileLayout:
-        """The tiling of this grid: the checkpoint's halo, its tile or ``stepper.tile``."""
+        """The tiling of this grid: the checkpoint's halo, the planned ``stepper.tile``."""
         g = self.checkpoint.description.grid
         return TileLayout(self.grid, self.config.stepper.tile or g.tile, g.halo)
 
@@ -197,25 +198,6 @@ def _load_checkpoint(c: InferenceConfig, source: str) -> fmt.InferenceCheckpoint
     if expected:
         ckpt.description.check(expected, path, source)
     return ckpt
-
-
-def _check_tile(tile: int | None, desc, n: int) -> None:
-    """An inference tile (``stepper.tile``) the grid and the network take: it divides the
-    face, and with the checkpoint's halo on each side it halves ``levels`` times."""
-    if tile is None:
-        return
-    halo, levels = int(desc.grid.halo), int(desc.model["levels"])
-    if n % tile:
-        raise RolloutError(
-            f"{{stepper.tile}}={tile} does not divide the face size {n}", "stepper.tile"
-        )
-    if (tile + 2 * halo) % 2**levels:
-        raise RolloutError(
-            f"{{stepper.tile}}={tile}: with the checkpoint's halo of {halo} on each side a tile's "
-            f"window of {tile + 2 * halo} pixels is not divisible by 2**levels = {2**levels} "
-            "(the network's halvings)",
-            "stepper.tile",
-        )
 
 
 def _corrector(c: InferenceConfig, prog: list[str], dt, ds, out_times) -> Corrector | None:
@@ -300,13 +282,18 @@ def _resume_keys(corrector) -> tuple[str, ...]:
 
 
 def plan_rollout(
-    c: InferenceConfig, source: str = "the expected settings", read_initial: bool = True
+    c: InferenceConfig,
+    source: str = "the expected settings",
+    read_initial: bool = True,
+    world: int = 1,
 ) -> tuple[RolloutPlan, RolloutInputs]:
     """Check everything; raises :class:`RolloutError` (or a store's error) and writes nothing.
     Returns the settings and the inputs they were checked on (the caller closes the inputs).
     ``source``: where the config's requirements of the checkpoint came from (messages);
     ``read_initial=False``: the initial state is left to :meth:`RolloutInputs.initial_state`
-    (each rank of a domain-decomposed rollout reads its block)."""
+    (each rank of a domain-decomposed rollout reads its block); ``world``: the ranks it runs
+    on (the automatic tile gives each the same tiles). ``plan.config`` is ``c`` with the
+    stepper's tile and precision concrete (:mod:`screamcast.rollout.inference_settings`)."""
     c.validate()
     method_settings(c.nudging)  # the method's own settings, nudged or not: before any read
     ic, o = c.initial_condition, c.output
@@ -322,7 +309,8 @@ def plan_rollout(
     times, dt = ds["time"].values, checked_time_step(ds, desc, ic.data)
     i0 = first_time(times, dt, ic, desc)
     grid = dataset_grid(ds)
-    _check_tile(c.stepper.tile, desc, grid.n)
+    resumed = out.read_attrs(path) if action == "resume" else None
+    c = concrete(c, desc, grid.n, world, resumed)  # the tile and precision the run takes
     out.check_room(path, o.steps, len(prog + diag) * 6 * grid.n**2 * 4, action)
     out_times = np.array([times[i0] + k * dt for k in range(o.steps + 1)])  # in its calendar
     climatology = _climatology(c, prog + diag, ds, out_times, grid)

@@ -39,8 +39,8 @@ def run_rollout(
     "scores"}`` (``exchange``: this rank's numbers; ``scores``: the aggregator ``scoring``
     made, fed every step, or None). ``source``: where the config's requirements of the
     checkpoint came from, for messages."""
-    several = int(os.environ.get("WORLD_SIZE", "1")) > 1  # each rank reads its own block
-    plan, inputs = plan_rollout(config, source, read_initial=not several)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    plan, inputs = plan_rollout(config, source, read_initial=world == 1, world=world)
     try:
         check_correctors(plan)
     except CorrectorConfigError as err:

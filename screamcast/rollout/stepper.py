@@ -52,14 +52,16 @@ def cpu_has_amx_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
 
 def resolve_precision(precision: str, device: torch.device | str) -> str:
     """``bf16`` (the network under bf16 autocast; gather, reassembly and nudging stay fp32) or
-    ``fp32``; ``auto`` is bf16 on CUDA. CPU autocast runs bf16 too, so the GPU path is tested.
-    On a CPU ``auto`` stays fp32 even with AMX-BF16 (:func:`cpu_has_amx_bf16`): a default
-    that changed an output's numbers by machine would make the same command give different
-    results on two CPUs; ``--precision bf16`` asks for it."""
+    ``fp32``; ``auto`` is bf16 on CUDA and on CPUs with AMX-BF16 (:func:`cpu_has_amx_bf16`),
+    where it is the faster arithmetic at unchanged skill, fp32 elsewhere (bf16 emulated is
+    slower). An output records which it ran, and a resume keeps it
+    (:mod:`screamcast.rollout.inference_settings`)."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision != "auto":
+        return precision
     cuda = torch.device(device).type == "cuda"
-    return "bf16" if precision == "bf16" or (precision == "auto" and cuda) else "fp32"
+    return "bf16" if cuda or cpu_has_amx_bf16() else "fp32"
 
 
 def fastest_cpu_precision() -> str:

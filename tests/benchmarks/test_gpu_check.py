@@ -15,7 +15,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from benchmarks import gpu_check
 
 
-@pytest.mark.parametrize("precision", ["auto", "bf16"])
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_gpu_check_runs_on_cpu(tmp_path, precision, monkeypatch):
     """``bf16`` runs the CUDA configuration (autocast, NHWC training) on CPU; ``--record``
     saves the report with its provenance and generates the doc's tables from it."""

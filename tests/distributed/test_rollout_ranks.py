@@ -38,6 +38,12 @@ VARIABLES = [*PROG, "precip"]
 SCORES = Path(__file__).with_name("ranks_scores.py")  # an aggregator that records its feed
 
 
+# the tiny checkpoint's training tile, which the plan's bytes assume: the automatic tile is a
+# whole face on 1, 2, 3, 6 ranks and the training tile on 4, 8, 12
+# (screamcast/rollout/inference_settings.py)
+TRAINING_TILE = ("--tile", "8")
+
+
 def ranks(n: int, argv: list[str], script: Path = SCRIPT) -> list[str]:
     launch = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     return [*launch, "--nproc-per-node", str(n), str(script), *argv]
@@ -129,7 +135,7 @@ def equal_on_ranks(world: int, reassembly: str, batch: int, inputs: tuple, tmp_p
     rank's exchanges the plan's."""
     checkpoint, store, reference = inputs
     flags = [*REASSEMBLY[reassembly], "--reference", str(reference), "--steps", "2"]
-    flags += ["--batch-size", str(batch)]
+    flags += ["--batch-size", str(batch), *TRAINING_TILE]
     one, many = tmp_path / "one.zarr", tmp_path / "many.zarr"
     one_rank(checkpoint, store, one, flags)
     run(ranks(world, args(checkpoint, store, many, *flags)))
@@ -162,7 +168,7 @@ def test_the_scores_are_fed_the_globe_each_step_as_on_one_rank(
     """On 3 ranks (whole faces each) rank 0's aggregator is fed each step's globe while the
     rollout runs (the output then holds fewer complete steps than the run's 4), the same
     fields in the same order as on one rank: no finished output read back."""
-    fed, flags = {}, ["--steps", "3", "--batch-size", "4"]  # a face's tiles a batch
+    fed, flags = {}, ["--steps", "3", "--batch-size", "4", *TRAINING_TILE]  # a face a batch
     for world in (1, 3):
         out, report = tmp_path / f"r{world}.zarr", tmp_path / f"r{world}.json"
         argv = [str(SCORES), str(report), *args(tiny_checkpoint, tiny_store, out, *flags)]
@@ -181,7 +187,7 @@ def test_two_ranks_killed_and_resumed_equal_one_rank_bit_for_bit(
 ):
     """Cross-face reassembly (both exchanges), nudged; SIGKILLed mid-run, then resumed."""
     flags = [*REASSEMBLY["cross-face"], "--reference", str(tiny_reference), "--steps", "5"]
-    flags += ["--batch-size", "4"]
+    flags += ["--batch-size", "4", *TRAINING_TILE]
     one, cut = tmp_path / "one.zarr", tmp_path / "cut.zarr"
     one_rank(tiny_checkpoint, tiny_store, one, flags)
     kill_after(ranks(2, args(tiny_checkpoint, tiny_store, cut, *flags)), cut, 2)
@@ -348,6 +354,7 @@ def test_two_ranks_nudged_toward_a_latlon_reference_read_their_boxes_and_equal_o
     (tests/rollout/test_nudging_ranks.py), the group sums that straddle them are added over
     the ranks: one rank's output to float rounding."""
     flags = ["--reference", str(tiny_latlon_reference), "--steps", "2", "--batch-size", "4"]
+    flags += [*TRAINING_TILE, "--precision", "fp32"]
     one, many = tmp_path / "one.zarr", tmp_path / "many.zarr"
     one_rank(tiny_checkpoint, tiny_store, one, flags)
     run(ranks(2, args(tiny_checkpoint, tiny_store, many, *flags)))

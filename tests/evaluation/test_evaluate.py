@@ -21,7 +21,7 @@ def test_streaming_skill_equals_the_finished_outputs(
     tiny_checkpoint, tiny_store, tiny_reference, tmp_path
 ):
     out = tmp_path / "r.zarr"
-    nudged = ["--reference", str(tiny_reference), "--halo-adjoint"]
+    nudged = ["--reference", str(tiny_reference), "--halo-adjoint", "--tile", "8"]
     assert cli.main(args(tiny_checkpoint, tiny_store, out, *nudged, steps=6)) == 0
     streamed = json.loads((tmp_path / "r_metrics.json").read_text())
     output, truth = open_out(out), xr.open_zarr(tiny_store, chunks=None)
@@ -205,7 +205,8 @@ def test_the_report_says_when_the_reference_blocks_divide_the_tile(
     texts = {}
     for name, flags in {"nudged": ["--reference", str(tiny_reference)], "free": []}.items():
         out = tmp_path / f"{name}.zarr"
-        assert cli.main(args(tiny_checkpoint, tiny_store, out, "--halo-adjoint", *flags)) == 0
+        tiled = ("--halo-adjoint", "--tile", "8")  # seams inside a face (not the automatic 16)
+        assert cli.main(args(tiny_checkpoint, tiny_store, out, *tiled, *flags)) == 0
         report = tmp_path / f"rep_{name}"
         cmd = [str(out), "--truth", str(tiny_store), "--report", str(report), "--no-figures"]
         assert evaluate.main(cmd) == 0

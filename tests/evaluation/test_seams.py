@@ -35,6 +35,27 @@ def test_pixel_classes_and_tile_imprint():
         SeamSkill(16, 5, G.area, ["a"], 3)
 
 
+def test_tiles_of_a_whole_face_have_no_seams_and_no_tile_imprint():
+    """The automatic tile is a whole face on small grids: no seam pixels (NaN, no warning),
+    no tile imprint (NaN, the report's "none"), the other classes scored as on any tile."""
+    import warnings
+
+    from screamcast.evaluation.report import _class_cell, _number
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an empty class divided by its zero area warned
+        seams = SeamSkill(16, 16, G.area, ["a"], 2)
+    truth = np.zeros((1, 6, 16, 16))
+    seams.score(0, truth, truth)
+    seams.score(1, truth + face_edge_mask(16)[None], truth)  # error 1 on the face edges
+    assert np.isnan(seams.rmse["tile_seams"][0, 1]) and np.isnan(seams.imprint[0, 1])
+    assert seams.rmse["face_edges"][0, 1] == pytest.approx(1.0)
+    assert seams.rmse["interiors"][0, 1] == 0.0
+    last = {k: v[-1] for k, v in seams.summary()["a"].items()}
+    assert _class_cell(last, "tile_seams") == "none" and _number(last["tile_imprint"]) == "none"
+    assert _class_cell(last, "face_edges").startswith("1 (")
+
+
 def test_imprint_floor_is_the_spread_of_randomly_phased_tiles():
     """The floor is the root-mean-square spread of the tile map when every tile is rolled by a
     random phase (checked against 4000 such rolls), an error that does not know the tiling

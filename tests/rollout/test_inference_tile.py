@@ -22,7 +22,8 @@ def test_whole_face_tiles_run_record_their_tile_and_keep_the_first_steps_skill(
     from screamcast.data.store import open_store
 
     base, whole = tmp_path / "t8.zarr", tmp_path / "t16.zarr"
-    assert cli.main(args(tiny_checkpoint, tiny_store, base, "--halo-adjoint", steps=2)) == 0
+    training = ("--halo-adjoint", "--tile", "8")
+    assert cli.main(args(tiny_checkpoint, tiny_store, base, *training, steps=2)) == 0
     argv = args(tiny_checkpoint, tiny_store, whole, "--halo-adjoint", "--tile", "16", steps=2)
     assert cli.main(argv) == 0
     a, b = open_out(base), open_out(whole)
@@ -49,7 +50,7 @@ def test_a_tile_the_grid_or_network_cannot_take_is_refused_naming_the_flag(
 
 def test_a_resume_on_another_tile_is_refused(tiny_checkpoint, tiny_store, tmp_path, capsys):
     out = tmp_path / "r.zarr"
-    assert cli.main(args(tiny_checkpoint, tiny_store, out, steps=2)) == 0
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, "--tile", "8", steps=2)) == 0
     resume = args(tiny_checkpoint, tiny_store, out, "--resume", "--tile", "16", steps=2)
     assert cli.main(resume) == 2
     err = capsys.readouterr().err

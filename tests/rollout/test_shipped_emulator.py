@@ -24,7 +24,8 @@ def first_steps(out: Path, steps: int) -> dict:
     keys = {"checkpoint.path": str(HS / "emulator.pth"),
             "initial_condition.data": str(HS / "initial_state.zarr"),
             "output.path": str(out), "output.steps": steps,
-            "stepper.halo_adjoint": True, "stepper.precision": "fp32"}  # fmt: skip
+            "stepper.halo_adjoint": True, "stepper.precision": "fp32",
+            "stepper.tile": 16}  # fmt: skip
     run_rollout(InferenceConfig.from_keys(keys))
     ds = xr.open_zarr(out, consolidated=False)
     w = np.asarray(ds["area"], np.float64)  # (6, n, n)

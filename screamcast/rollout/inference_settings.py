@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The screamcast authors
+"""The stepper's automatic settings made concrete when a rollout is planned: the inference
+tile and the network's precision.
+
+The defaults are the fastest settings that keep the emulator's skill (issue 59, measured in
+docs/notes/2026-12-06-inference-tiles.md and docs/notes/2026-12-07-rollout-defaults.md):
+
+- ``stepper.tile: null`` is the largest tile that divides the face, takes the network's
+  halvings with the checkpoint's halo and has a window of at most :data:`MAX_WINDOW`
+  pixels a side, among those that give every rank the same tiles; the network is fully
+  convolutional, and a larger tile computes fewer halo pixels per kept pixel (whole faces of
+  ne16pg2 are 0.56x the training tile's pixels);
+- ``stepper.precision: auto`` is bf16 on CUDA and on CPUs with AMX-BF16 (2.6x faster there,
+  skill unchanged to the third digit), fp32 elsewhere.
+
+A resume takes both from the output it continues (its attrs record them) unless they are
+given, so an output keeps its numbers whatever the machine or the defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from screamcast.config.inference import InferenceConfig
+from screamcast.rollout.domain import split
+from screamcast.rollout.errors import RolloutError
+from screamcast.rollout.stepper import resolve_precision
+
+# an automatic tile's window (tile + 2 halo) at most this many pixels a side: at ne1024pg2
+# (face 2048, halo 32) a tile of 256, 0.69x the training tile's (128) pixels a step, and a
+# batch of 16 windows of a width-128 network's activations well inside a GPU
+MAX_WINDOW = 512
+
+
+def check_tile(tile: int, halo: int, levels: int, n: int) -> None:
+    """An inference tile the grid and the network take: it divides the face, and with the
+    checkpoint's halo on each side it halves ``levels`` times."""
+    if n % tile:
+        raise RolloutError(
+            f"{{stepper.tile}}={tile} does not divide the face size {n}", "stepper.tile"
+        )
+    if (tile + 2 * halo) % 2**levels:
+        raise RolloutError(
+            f"{{stepper.tile}}={tile}: with the checkpoint's halo of {halo} on each side a tile's "
+            f"window of {tile + 2 * halo} pixels is not divisible by 2**levels = {2**levels} "
+            "(the network's halvings)",
+            "stepper.tile",
+        )
+
+
+def balanced(world: int, m: int) -> bool:
+    """Whether ``world`` ranks on faces of ``m x m`` tiles each hold the same tiles
+    (:func:`screamcast.rollout.domain.blocks`: every face's rectangles divide it)."""
+    k = world // math.gcd(world, 6)  # rectangles per face
+    if k == 1:
+        return world in (1, 2, 3, 6)
+    try:
+        a, b = split(k, m)
+    except ValueError:
+        return False
+    return m % a == 0 and m % b == 0
+
+
+def auto_tile(n: int, train_tile: int, halo: int, levels: int, world: int = 1) -> int:
+    """The largest tile for ``stepper.tile: null`` (module docstring); the training tile when
+    no larger one qualifies."""
+    larger = [
+        t
+        for t in range(n, train_tile, -1)
+        if n % t == 0 and (t + 2 * halo) % 2**levels == 0 and t + 2 * halo <= MAX_WINDOW
+    ]
+    return next((t for t in larger if balanced(world, n // t)), train_tile)
+
+
+def concrete(
+    c: InferenceConfig, desc, n: int, world: int = 1, resumed: dict | None = None
+) -> InferenceConfig:
+    """``c`` with ``stepper.tile`` and ``stepper.precision`` concrete: as given, else the
+    resumed output's (``resumed``: its attrs), else automatic (module docstring)."""
+    s, halo, levels = c.stepper, int(desc.grid.halo), int(desc.model["levels"])
+    resumed = resumed or {}
+    tile = s.tile or resumed.get("tile")
+    if tile is None:
+        tile = auto_tile(n, int(desc.grid.tile), halo, levels, world)
+    check_tile(int(tile), halo, levels, n)
+    precision = s.precision
+    if precision == "auto":
+        precision = resumed.get("precision") or resolve_precision("auto", s.device)
+    stepper = dataclasses.replace(s, tile=int(tile), precision=precision)
+    return dataclasses.replace(c, stepper=stepper)
