@@ -34,6 +34,7 @@ from screamcast.rollout import output as out
 from screamcast.rollout.advance import GuardStop, advance
 from screamcast.rollout.domain import blocks, chunk_shape
 from screamcast.rollout.exchange_plan import ExchangePlan
+from screamcast.rollout.inference_settings import check_same_settings
 from screamcast.rollout.plan import RolloutError, RolloutInputs, RolloutPlan
 from screamcast.rollout.rollout_step import build_guard, build_step
 from screamcast.rollout.stepper import GlobalStepper
@@ -155,6 +156,7 @@ def drive(plan: RolloutPlan, inputs: RolloutInputs, exchange, device: str, score
     lock = FileLock(out.lock_path(plan.output), f"output {plan.output}", remove=True)
     initial, failure = None, None
     try:  # each rank reads (and checks) the initial state of its part only
+        check_same_settings(exchange.gather((plan.attrs["tile"], plan.attrs["precision"])))
         initial = part.initial()
         part.earlier = part.initial_previous()
         part.corrector = part.nudging()  # a method that runs on one rank refuses here
@@ -221,9 +223,8 @@ def _prepare(part: Part) -> str:
 
 
 def _finish(part: Part, every: list[dict]) -> None:
-    """Rank 0 once every rank is done: the ranks' record (one rank's too: its seconds per
-    step by part), and a replaced output swapped for the new one (the old one stayed until
-    now)."""
+    """Rank 0 once every rank is done: the ranks' record (one rank's too), and a replaced
+    output swapped for the new one (the old one stayed until now)."""
     output = part.plan.output
     written = out.staging_path(output) if part.plan.action == "replace" else output
     _record_exchange(written, every)

@@ -90,3 +90,14 @@ def concrete(
         precision = resumed.get("precision") or resolve_precision("auto", s.device)
     stepper = dataclasses.replace(s, tile=int(tile), precision=precision)
     return dataclasses.replace(c, stepper=stepper)
+
+
+def check_same_settings(every: list[tuple]) -> None:
+    """Every rank's ``(tile, precision)`` as planned (``exchange.gather``): ``auto`` is each
+    rank's own CPU's, and nodes of different CPUs would mix precisions in one output."""
+    if len(set(every)) > 1:
+        said = ", ".join(f"rank {r}: tile {t}, {p}" for r, (t, p) in enumerate(every))
+        raise RolloutError(
+            f"the ranks planned different settings ({said}): give --tile and --precision",
+            "stepper.precision",
+        )

@@ -8,7 +8,8 @@ import pytest
 
 from screamcast.cli import rollout as cli
 from screamcast.rollout.domain import blocks
-from screamcast.rollout.inference_settings import auto_tile, balanced
+from screamcast.rollout.inference_settings import auto_tile, balanced, check_same_settings
+from screamcast.rollout.plan import RolloutError
 from screamcast.rollout.stepper import resolve_precision
 from tests.rollout.test_run_nudged import args, open_out
 
@@ -48,6 +49,12 @@ def test_balanced_matches_the_blocks_tile_counts():
                 continue
             sizes = {len(b.faces) * len(b.rows) * len(b.cols) for b in every}
             assert balanced(world, m) == (len(sizes) == 1), (world, m)
+
+
+def test_ranks_that_planned_different_settings_are_refused_naming_them():
+    check_same_settings([(16, "bf16")] * 4)
+    with pytest.raises(RolloutError, match=r"rank 1: tile 16, fp32.*give --tile and --precision"):
+        check_same_settings([(16, "bf16"), (16, "fp32")])
 
 
 def test_the_defaults_run_whole_faces_and_record_them(tiny_checkpoint, tiny_store, tmp_path):
