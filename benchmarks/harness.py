@@ -47,7 +47,7 @@ class Result:
     def line(self) -> str:
         verdict = "MET" if self.met else "MISSED"
         return (
-            f"{self.benchmark}/{self.case}: {self.ratio:.2f}x {self.baseline} "
+            f"{self.benchmark}/{self.case}: {self.ratio:.3g}x {self.baseline} "
             f"(target <= {self.target:.3g}x) {verdict}  "
             f"[{self.candidate_s * 1e3:.2f} ms vs {self.baseline_s * 1e3:.2f} ms]"
         )
