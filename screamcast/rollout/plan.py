@@ -259,6 +259,7 @@ def _attrs(c: InferenceConfig, desc, sha256: str, out_times, dt, corrector) -> d
         "reassembly": reassembly.value,
         "tile": int(s.tile or desc.grid.tile),
         "halo": int(desc.grid.halo),
+        "input_times": int(desc.inputs.get("input_times", 1)),  # 2: it also reads t - dt
         "halo_adjoint": int(reassembly.halo_adjoint),
         "halo_adjoint_cross_face": int(reassembly.cross_face),
         "halo_adjoint_window": s.window if reassembly.halo_adjoint else "none",

@@ -138,6 +138,7 @@ def test_the_rollout_starts_a_step_in_and_resumes_from_the_output(
     rollout(two_times_run, tiny_store, whole)
     times = xr.open_zarr(tiny_store)["time"].values
     assert xr.open_zarr(whole)["time"].values[0] == times[1]
+    assert xr.open_zarr(whole).attrs["input_times"] == 2  # the output says what it stepped on
     first = str(times[0])[:16]
     with pytest.raises(RolloutError, match="takes two input times.*start at"):
         rollout(
