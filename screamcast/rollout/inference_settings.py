@@ -37,15 +37,18 @@ MAX_WINDOW = 512
 def check_tile(tile: int, halo: int, levels: int, n: int) -> None:
     """An inference tile the grid and the network take: it divides the face, and with the
     checkpoint's halo on each side it halves ``levels`` times."""
+    fits = [t for t in range(1, n + 1) if n % t == 0 and (t + 2 * halo) % 2**levels == 0]
     if n % tile:
         raise RolloutError(
-            f"{{stepper.tile}}={tile} does not divide the face size {n}", "stepper.tile"
+            f"{{stepper.tile}}={tile} does not divide the face size {n} (tiles that fit: "
+            f"{', '.join(map(str, fits))})",
+            "stepper.tile",
         )
     if (tile + 2 * halo) % 2**levels:
         raise RolloutError(
             f"{{stepper.tile}}={tile}: with the checkpoint's halo of {halo} on each side a tile's "
             f"window of {tile + 2 * halo} pixels is not divisible by 2**levels = {2**levels} "
-            "(the network's halvings)",
+            f"(the network's halvings; tiles that fit: {', '.join(map(str, fits))})",
             "stepper.tile",
         )
 

@@ -39,8 +39,12 @@ def test_a_tile_the_grid_or_network_cannot_take_is_refused_naming_the_flag(
     tiny_checkpoint, tiny_store, tmp_path, capsys
 ):
     for tile, said in (
-        ("5", "--tile=5 does not divide the face size 16"),
-        ("2", "window of 10 pixels is not divisible by 2**levels = 4"),
+        ("5", "--tile=5 does not divide the face size 16 (tiles that fit: 4, 8, 16)"),
+        (
+            "2",
+            "window of 10 pixels is not divisible by 2**levels = 4 (the network's halvings; "
+            "tiles that fit: 4, 8, 16)",
+        ),
         ("0", "--tile must be >= 1"),
     ):
         out = tmp_path / f"t{tile}.zarr"
