@@ -21,10 +21,9 @@ given, so an output keeps its numbers whatever the machine or the defaults.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from screamcast.config.inference import InferenceConfig
-from screamcast.rollout.domain import split
+from screamcast.rollout.domain import blocks
 from screamcast.rollout.errors import RolloutError
 from screamcast.rollout.stepper import resolve_precision
 
@@ -34,36 +33,37 @@ from screamcast.rollout.stepper import resolve_precision
 MAX_WINDOW = 512
 
 
+def fitting_tiles(n: int, halo: int, levels: int) -> list[int]:
+    """The tiles the grid and the network take, ascending: each divides the face, and with
+    the checkpoint's halo on each side its window halves ``levels`` times."""
+    return [t for t in range(1, n + 1) if n % t == 0 and (t + 2 * halo) % 2**levels == 0]
+
+
 def check_tile(tile: int, halo: int, levels: int, n: int) -> None:
-    """An inference tile the grid and the network take: it divides the face, and with the
-    checkpoint's halo on each side it halves ``levels`` times."""
-    fits = [t for t in range(1, n + 1) if n % t == 0 and (t + 2 * halo) % 2**levels == 0]
+    """Refuse an inference tile outside :func:`fitting_tiles`, listing those."""
+    if tile in fitting_tiles(n, halo, levels):
+        return
+    fits = ", ".join(map(str, fitting_tiles(n, halo, levels)))
     if n % tile:
         raise RolloutError(
-            f"{{stepper.tile}}={tile} does not divide the face size {n} (tiles that fit: "
-            f"{', '.join(map(str, fits))})",
+            f"{{stepper.tile}}={tile} does not divide the face size {n} (tiles that fit: {fits})",
             "stepper.tile",
         )
-    if (tile + 2 * halo) % 2**levels:
-        raise RolloutError(
-            f"{{stepper.tile}}={tile}: with the checkpoint's halo of {halo} on each side a tile's "
-            f"window of {tile + 2 * halo} pixels is not divisible by 2**levels = {2**levels} "
-            f"(the network's halvings; tiles that fit: {', '.join(map(str, fits))})",
-            "stepper.tile",
-        )
+    raise RolloutError(
+        f"{{stepper.tile}}={tile}: with the checkpoint's halo of {halo} on each side a tile's "
+        f"window of {tile + 2 * halo} pixels is not divisible by 2**levels = {2**levels} "
+        f"(the network's halvings; tiles that fit: {fits})",
+        "stepper.tile",
+    )
 
 
 def balanced(world: int, m: int) -> bool:
-    """Whether ``world`` ranks on faces of ``m x m`` tiles each hold the same tiles
-    (:func:`screamcast.rollout.domain.blocks`: every face's rectangles divide it)."""
-    k = world // math.gcd(world, 6)  # rectangles per face
-    if k == 1:
-        return world in (1, 2, 3, 6)
+    """Whether ``world`` ranks on faces of ``m x m`` tiles each hold the same number of tiles
+    (:func:`screamcast.rollout.domain.blocks`; False where it cannot cut the faces)."""
     try:
-        a, b = split(k, m)
+        return len({len(b.tiles(m)) for b in blocks(world, m)}) == 1
     except ValueError:
         return False
-    return m % a == 0 and m % b == 0
 
 
 def auto_tile(n: int, train_tile: int, halo: int, levels: int, world: int = 1) -> int:
@@ -71,8 +71,8 @@ def auto_tile(n: int, train_tile: int, halo: int, levels: int, world: int = 1) -
     no larger one qualifies."""
     larger = [
         t
-        for t in range(n, train_tile, -1)
-        if n % t == 0 and (t + 2 * halo) % 2**levels == 0 and t + 2 * halo <= MAX_WINDOW
+        for t in reversed(fitting_tiles(n, halo, levels))
+        if t > train_tile and t + 2 * halo <= MAX_WINDOW
     ]
     return next((t for t in larger if balanced(world, n // t)), train_tile)
 

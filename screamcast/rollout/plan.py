@@ -149,7 +149,7 @@ class RolloutPlan:
     def layout(self) -> TileLayout:
         """The tiling of this grid: the checkpoint's halo, the planned ``stepper.tile``."""
         g = self.checkpoint.description.grid
-        return TileLayout(self.grid, self.config.stepper.tile or g.tile, g.halo)
+        return TileLayout(self.grid, self.config.stepper.tile, g.halo)
 
 
 @dataclass
@@ -257,7 +257,7 @@ def _attrs(c: InferenceConfig, desc, sha256: str, out_times, dt, corrector) -> d
         "time_step_minutes": seconds(dt) / 60.0,
         "calendar": calendar_of(out_times),
         "reassembly": reassembly.value,
-        "tile": int(s.tile or desc.grid.tile),
+        "tile": int(s.tile),  # concrete once planned (inference_settings.concrete)
         "halo": int(desc.grid.halo),
         "input_times": int(desc.inputs.get("input_times", 1)),  # 2: it also reads t - dt
         "halo_adjoint": int(reassembly.halo_adjoint),

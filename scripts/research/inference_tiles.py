@@ -71,6 +71,7 @@ def days_held(checkpoint: str, test: str, start: str, days: float, setting: str,
     """Days a free run from ``start`` goes before the rollout's guard stops it (``days`` when
     it never does)."""
     from screamcast.config.inference import InferenceConfig
+    from screamcast.rollout.output import read_attrs
     from screamcast.rollout.plan import RolloutError
     from screamcast.rollout.run import run_rollout
 
@@ -78,9 +79,10 @@ def days_held(checkpoint: str, test: str, start: str, days: float, setting: str,
     steps = round(days * 4)
     try:
         run_rollout(InferenceConfig.from_keys(_keys(checkpoint, test, start, steps, setting, out)))
-        held = float(days)
-    except RolloutError as err:
-        held = int(str(err).split("at step ")[1].split()[0]) / 4.0 if "at step " in str(err) else 0
+    except RolloutError:  # the guard's stop: the output keeps the steps before it
+        pass
+    # a guard stop at step k keeps steps 0..k-1 (complete_steps = k); a whole run, steps + 1
+    held = min(int(read_attrs(out)["complete_steps"]) / 4.0, float(days))
     shutil.rmtree(out, ignore_errors=True)
     return held
 
