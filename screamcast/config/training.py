@@ -53,6 +53,10 @@ class DataConfig:
     region_stride: int = 0
     region_crops: int = 4
     shuffle_regions: int = 16
+    # with regions: the loader's workers only read whole windows of regions (a packed stack's
+    # float16 words); unpacking, the halo ring and the crops are cut on the training device
+    # (screamcast/data/device_crops.py): a tenth of the CPU work per crop, each region read once
+    device_crops: bool = False
     # a local cache of the whole shards region reads fetch (data.shard_cache), for several
     # epochs over an S3 store: a directory ("" for none) and its bound in GiB
     cache_dir: str = ""

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from screamcast.data import stacked
+from screamcast.data import packing, raw_stack, stacked
 from screamcast.data.channels import split
 from screamcast.data.remote import StoreError
 
@@ -64,14 +64,24 @@ class ReadUnit:
         self.whole_shards = (
             whole_shards and self.levels is not None and self.array.shards is not None
         )
+        # a packed stack's stored words and how to unpack them (raw reads, device crops)
+        self.raw, self.decoder = None, None
+        if self.levels is not None and hasattr(self.array, "metadata"):
+            self.raw = raw_stack.raw_words(self.array)
+            if self.raw is not None:
+                codec = packing.of(self.array)
+                self.decoder = raw_stack.SlotDecoder.of(codec, self.levels)
 
-    def _selection(self, sel: tuple) -> tuple[tuple, tuple]:
-        """The array selection to read and the cut that gives the levels' span back."""
-        lo, hi = min(self.levels), max(self.levels) + 1
+    def _selection(self, sel: tuple, words: bool = False) -> tuple[tuple, tuple]:
+        """The array selection to read and the cut that gives the levels' span back
+        (``words``: the span of the decoder's slots, the exact channels' high words too)."""
+        levels = self.decoder.slots if words else self.levels
+        lo, hi = min(levels), max(levels) + 1
         full = (*sel[: self.axis], slice(lo, hi), *sel[self.axis :])
         if not self.whole_shards:
             return full, tuple(slice(None) for s in full if isinstance(s, slice))
-        shards, shape = self.array.shards, self.array.shape
+        array = self.raw if words else self.array  # the words' channel axis holds C + E
+        shards, shape = array.shards, array.shape
         wide, cut = [], []
         for s, sh, size in zip(full, shards, shape, strict=True):
             if isinstance(s, slice):  # widened to shard boundaries, clipped to the array
@@ -82,24 +92,29 @@ class ReadUnit:
                 wide.append(s)
         return tuple(wide), tuple(cut)
 
-    def _take(self, values: np.ndarray, sel: tuple, cut: tuple) -> np.ndarray:
+    def _take(self, values: np.ndarray, sel: tuple, cut: tuple, picks: list[int]) -> np.ndarray:
         values = values[cut]
         axis = sum(isinstance(s, slice) for s in sel[: self.axis])  # the channel axis here
-        picked = np.take(values, np.array(self.levels) - min(self.levels), axis=axis)
+        picked = np.take(values, np.array(picks) - min(picks), axis=axis)
         return np.moveaxis(picked, axis, 0)  # (channels, *box)
 
-    async def getitem(self, sel: tuple, shared: dict | None = None) -> np.ndarray:
-        """``shared``: reads already in flight by their selection (one dict per sample), so
-        that two boxes in the same shards (a face's edge and its corner) fetch them once."""
+    async def getitem(self, sel: tuple, shared: dict | None = None, raw: bool = False):
+        """``(channels, *box)`` values; ``raw``: a packed stack's stored words instead, ``(
+        decoder.slots, *box)`` float16 (other arrays: their values). ``shared``: reads already
+        in flight by their selection (one dict per sample), so that two boxes in the same
+        shards (a face's edge and its corner) fetch them once."""
         if self.levels is None:  # one channel of its own array (or in memory)
             return (await self.first.getitem(sel))[None]
-        full, cut = self._selection(sel)
+        words = raw and self.raw is not None
+        array, picks = (self.raw, self.decoder.slots) if words else (self.array, self.levels)
+        full, cut = self._selection(sel, words)
         if shared is None:
-            return self._take(await self.array.async_array.getitem(full), sel, cut)
-        key = (self.array.path, *((s.start, s.stop) if isinstance(s, slice) else s for s in full))
+            return self._take(await array.async_array.getitem(full), sel, cut, picks)
+        key = (words, self.array.path)
+        key += tuple((s.start, s.stop) if isinstance(s, slice) else s for s in full)
         if key not in shared:
-            shared[key] = asyncio.ensure_future(self.array.async_array.getitem(full))
-        return self._take(await shared[key], sel, cut)
+            shared[key] = asyncio.ensure_future(array.async_array.getitem(full))
+        return self._take(await shared[key], sel, cut, picks)
 
 
 def read_units(

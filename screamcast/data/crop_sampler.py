@@ -90,9 +90,7 @@ class CropSampler:
             per = self.regions.window * self.regions.per_region
             key = (epoch, rank, mine // per)
             if key not in self._draws:
-                rng = np.random.default_rng((self.seed, *key, 1))
-                rows = self.regions.draw(rng, self.t_lo, self._t_end())
-                self._draws = {key: self._mapped(rows).tolist()}
+                self._draws = {key: self.window(*key).tolist()}
             t, f, oy, ox = self._draws[key][mine % per][:4]
             return t, f, oy, ox
         key = (epoch, index // DRAW_BLOCK)
@@ -105,6 +103,14 @@ class CropSampler:
             self._draws = {key: self._mapped(block).tolist()}
         t, f, oy, ox = self._draws[key][index % DRAW_BLOCK]
         return t, f, oy, ox
+
+    def window(self, epoch: int, rank: int, number: int) -> np.ndarray:
+        """``(window * per_region, 6)`` rows ``(t, face, oy, ox, ry, rx)`` of a rank's window
+        ``number`` of region crops, in the order its samples are drawn (``ry, rx``: the
+        region's block start, :meth:`RegionPlan.draw`)."""
+        epoch = 0 if self.fixed else epoch
+        rng = np.random.default_rng((self.seed, epoch, rank, number, 1))
+        return self._mapped(self.regions.draw(rng, self.t_lo, self._t_end()))
 
     def _t_end(self) -> int:
         return self.t_hi if self.starts is None else self.t_lo + len(self.starts)

@@ -44,6 +44,27 @@ class LazyCropReads:
         flight at once."""
         size = size or self.crop
         plan = plan_crop(self.geo, face, oy, ox, size)
+        parts = iter(self._fetch(t, face, oy, ox, plan))
+        return self._assembled(self._groups(), parts, plan, size, (t, face, oy, ox))
+
+    def _read_words(self, t: int, face: int, oy: int, ox: int, size: int) -> list[np.ndarray]:
+        """A region's reads as the device takes them (:mod:`~screamcast.data.device_crops`):
+        per group and read unit, its boxes (own face's, then each neighbour's) flattened and
+        put end to end, ``(slots, [k + 1,] N)``, a packed stack's as its stored float16 words
+        (the unit's ``decoder`` unpacks them), other arrays' as their values."""
+        plan = plan_crop(self.geo, face, oy, ox, size)
+        parts = iter(self._fetch(t, face, oy, ox, plan, raw=True))
+        out = []
+        for group_units in self._units:
+            for _ in group_units[0]:
+                boxes = [next(parts) for _ in range(1 + len(plan.boxes))]  # (slots, .., h, w)
+                flat = [b.reshape(*b.shape[:-2], -1) for b in boxes]  # (slots, [k + 1,] h w)
+                out.append(np.concatenate(flat, axis=-1))  # (slots, [k + 1,] N)
+        return out
+
+    def _fetch(self, t: int, face: int, oy: int, ox: int, plan, raw: bool = False) -> list:
+        """Every read of a crop or region in flight at once: per group, per read unit, per
+        box (own face's first) ``(channels, [k + 1,] h, w)``; retried as a whole."""
         tsel = slice(t, t + self.steps + 1)
 
         def selections(static: bool):  # the crop's own face box, then each neighbour box
@@ -60,7 +81,7 @@ class LazyCropReads:
         async def get(names, unit, sel):
             try:
                 async with limit:
-                    return await unit.getitem(sel, shared)  # (channels, [k + 1,] h, w)
+                    return await unit.getitem(sel, shared, raw)  # (channels, [k + 1,] h, w)
             except Exception as err:  # say which read failed: s3fs's errors name no key
                 which = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
                 err.add_note(f"reading '{which}'{_region(sel)} of store {self.url}")
@@ -85,8 +106,7 @@ class LazyCropReads:
         # s3fs and botocore retry each request first; a sample whose reads still fail with a
         # transient error (throttling, 5xx, timeouts) is read again, with backoff
         what = f"store {self.url}, crop (time {t}, face {face}, y {oy}, x {ox})"
-        parts = iter(with_retries(lambda: sync(fetch()), what, self.retries, self.backoff))
-        return self._assembled(groups, parts, plan, size, (t, face, oy, ox))
+        return with_retries(lambda: sync(fetch()), what, self.retries, self.backoff)
 
     def _assembled(self, groups, parts, plan, size: int, where) -> dict[str, np.ndarray]:
         """The reads ``parts`` (in :meth:`_read_lazy`'s order: per group, per unit, per box)

@@ -29,6 +29,7 @@ from screamcast.data.compatible import channel_levels
 from screamcast.data.credentials import scrub
 from screamcast.data.crop_sampler import time_range
 from screamcast.data.dataset import CropDataset
+from screamcast.data.device_crops import DeviceBatches
 from screamcast.data.stats import Stats, compute_stats, store_stats
 from screamcast.data.store import dataset_grid, open_configured, time_step
 from screamcast.file_lock import FileLock
@@ -205,9 +206,7 @@ class Trainer:
         if isinstance(train_set, CropDataset):
             # regions (data.region_stride) owned by one rank
             train_set.shard = (self.global_batch, world)
-        loader = torch.utils.data.DataLoader(
-            train_set,
-            batch_sampler=StepBatches(self.step, cfg.steps, self.global_batch, rank, world),
+        workers = dict(
             num_workers=d.num_workers,
             worker_init_fn=threads.single_threaded_worker if d.num_workers else None,
         )
@@ -216,9 +215,14 @@ class Trainer:
         )
         # every rank's free runs start at the same validation cubes: one answer on any count
         self.free_starts = free_starts(cfg.global_unroll, valid_set)
-        self.loader, self.valid_loader = fabric.setup_dataloaders(
-            loader, valid_loader, use_distributed_sampler=False
-        )
+        self.valid_loader = fabric.setup_dataloaders(valid_loader, use_distributed_sampler=False)
+        steps = (self.step, cfg.steps)
+        if d.device_crops and isinstance(train_set, CropDataset):  # workers read, device cuts
+            self.loader = DeviceBatches(train_set, rank, steps, per_rank, fabric.device, **workers)
+            return
+        batches = StepBatches(*steps, self.global_batch, rank, world)
+        loader = torch.utils.data.DataLoader(train_set, batch_sampler=batches, **workers)
+        self.loader = fabric.setup_dataloaders(loader, use_distributed_sampler=False)
 
     def train_step(self, batch: CropBatch | CubeBatch) -> float:
         """One optimizer step; returns the loss averaged over the ranks."""

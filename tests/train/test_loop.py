@@ -519,3 +519,29 @@ def test_a_production_stage_on_the_demo_store_says_so(tiny_store):
     assert "analytic demo store" in note and "150000 steps" in note and "\n" not in note
     assert demo_store_note(SimpleNamespace(steps=1600, data=cfg.data), demo) is None
     assert demo_store_note(cfg, SimpleNamespace(attrs={"title": "E3SM"})) is None
+
+
+def test_device_crops_train_as_the_cpu_crops(tiny_store, tmp_path):
+    """``data.device_crops``: the loader's workers read windows of regions, the crops are cut
+    in the training process; the losses are the CPU crops', step by step, and a resumed run
+    picks up inside a window (6 steps of 2 crops, windows of 2 x 4)."""
+    regions = ["data.in_memory=false", "data.region_stride=5", "data.region_crops=4",
+               "data.shuffle_regions=2", "data.num_workers=1"]  # fmt: skip
+    base = ["experiment=pytest", f"data.url={tiny_store}", *regions]
+    losses = {}
+    for device in ("false", "true"):
+        run = train(config(*base, f"data.device_crops={device}", f"run_dir={tmp_path / device}"))
+        losses[device] = [float(r["train_loss"]) for r in rows(run)]
+    np.testing.assert_allclose(losses["true"], losses["false"], rtol=1e-5)
+    assert len(losses["true"]) == 6 and len(set(losses["true"])) == 6
+    resumed = tmp_path / "resumed"
+    train(config(*base, "data.device_crops=true", "steps=3", f"run_dir={resumed}"))
+    train(config(*base, "data.device_crops=true", f"run_dir={resumed}"))
+    again = [float(r["train_loss"]) for r in rows(resumed)]
+    np.testing.assert_allclose(again, losses["true"], rtol=1e-5)
+
+
+def test_device_crops_without_regions_are_refused(tiny_store, tmp_path):
+    over = ["experiment=pytest", f"data.url={tiny_store}", "data.device_crops=true"]
+    with pytest.raises(ValueError, match="data.region_stride > 0 and data.in_memory=false"):
+        train(config(*over, f"run_dir={tmp_path / 'r'}"))
