@@ -29,6 +29,7 @@ import argparse
 import json
 import sys
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +56,8 @@ def write(root: Path, layout: str, times: int) -> None:
 
     group = zarr.open_group(root, mode="w", zarr_format=3)
     rng = np.random.default_rng(0)
-    dates = [cftime.DatetimeNoLeap(2020, 1, 1, h) for h in range(times)]
+    first = cftime.DatetimeNoLeap(2020, 1, 1)
+    dates = [first + timedelta(hours=h) for h in range(times)]  # hourly, past a day too
     counts, units, calendar = encode(np.array(dates))
     t = group.create_array("time", shape=(times,), dtype="int64", dimension_names=["time"])
     t[:] = counts

@@ -101,7 +101,11 @@ def mixed_rows(layouts: list[dict]) -> list[dict]:
     default) at the default regions: the float16 row, its bytes per crop scaled by what the
     loader benchmark read per region from each on the same run (loader_s3.json)."""
     loader = json.loads((ROOT / "benchmarks/results/loader_s3.json").read_text())["report"]
-    mb = {r["layout"]: r["mb_per_region"] for r in loader if r["client"] == "s3fs"}
+    mb = {
+        r["layout"]: r["mb_per_region"]
+        for r in loader
+        if r["client"] == "s3fs" and not r.get("device_crops")
+    }
     if "stacked_mixed" not in mb:
         return []
     ratio = mb["stacked_mixed"] / mb["stacked_f16"]

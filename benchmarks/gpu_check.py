@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from benchmarks.gpu_check_crops import device_crop_rates
 from benchmarks.gpu_check_exchange import exchange_rates
 from benchmarks.gpu_check_global import global_step_rates
 from screamcast.config.inference import StepperSection
@@ -288,6 +289,9 @@ def parser() -> argparse.ArgumentParser:
         help="the grid of the domain-decomposed step (--ranks processes, gloo)",
     )
     ap.add_argument("--ranks", type=int, default=4, help="ranks of that step (4: balanced)")
+    ap.add_argument(
+        "--no-crops", action="store_true", help="leave out the device crops (data.device_crops)"
+    )
     return ap
 
 
@@ -324,6 +328,8 @@ def main(argv: list[str] | None = None) -> dict:
         pipeline, device, face, tile, halo, a.ranks, a.steps, a.precision
     )
     report["projection"] = project(pipeline, device, report["rollout"], a)
+    if not a.no_crops:  # skipped without zarr
+        report["device_crops"] = device_crop_rates(device)
     if a.record:
         import sys
 

@@ -10,7 +10,9 @@ needs it), and float32) on moto's S3 server (loopback); crops of 192 at k = 1,
 8 cut from each whole-face region. Per round: the candidate is ``CropDataset.__getitems__``
 for one region's 8 crops (whole-shard reads, at most ``max_in_flight`` in flight, halo
 assembly, forcing); the baseline reads the same objects (logged in a first pass) with
-``s3fs`` one after another, and does nothing else.
+``s3fs`` one after another, and does nothing else. With ``data.device_crops`` (the last
+``stacked_mixed`` row) the candidate is the worker's whole work, ``RegionWindows`` reading the
+region's shards as float16 words; the crops are cut on the training device, not here.
 Rounds alternate, each on another region. moto on loopback has neither S3's latency nor its
 bandwidth: the ratio says what the loader adds to the reads, not how fast S3 is.
 """
@@ -31,6 +33,7 @@ from benchmarks.harness import moto_bucket, save_record
 from screamcast.data.dataset import CropDataset
 from screamcast.data.read_counter import METADATA, ReadCounter
 from screamcast.data.region_sampler import RegionPlan
+from screamcast.data.region_windows import RegionWindows
 from screamcast.grid import PhysicsGrid, TileLayout
 
 ROUNDS = 4
@@ -75,7 +78,9 @@ def obstore_wrapper(options: dict, prefix: str):
     return lambda _store: KeyLog(ObjectStore(s3, read_only=True))
 
 
-def run_case(layout: str, options, fs, in_flight: int, client: str = "s3fs") -> dict:
+def run_case(
+    layout: str, options, fs, in_flight: int, client: str = "s3fs", device: bool = False
+) -> dict:
     url, key = f"s3://bench/{layout}.zarr", f"{layout}.zarr"
     tiles = TileLayout(PhysicsGrid.for_face_size(layouts.N), layouts.TILE, layouts.HALO)
     span = tiles.padded - layouts.CROP + 1
@@ -91,23 +96,30 @@ def run_case(layout: str, options, fs, in_flight: int, client: str = "s3fs") -> 
         regions=plan,
         max_in_flight=in_flight,
     )
-    cand, base, nbytes = [], [], []
+    windows = RegionWindows(data, 0)  # device crops: the worker only reads the region
+    cand, base, nbytes, cpu = [], [], [], []
     for r in range(ROUNDS + 1):  # round 0 warms up (metadata, geometry)
         KeyLog.keys = []
-        t0 = time.perf_counter()
-        data.__getitems__(list(range(8 * r, 8 * r + 8)))
-        t1 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
+        if device:
+            windows[r]
+        else:
+            data.__getitems__(list(range(8 * r, 8 * r + 8)))
+        t1, c1 = time.perf_counter(), time.process_time()
         keys = list(KeyLog.keys)
         got = [fs.cat_file(f"bench/{key}/{k}") for k in keys]  # the same objects, plainly
         t2 = time.perf_counter()
         if r:
             cand.append(t1 - t0)
+            cpu.append(c1 - c0)  # moto's server threads too: an upper bound
             base.append(t2 - t1)
             nbytes.append(sum(len(g) for g in got))
     c, b = float(np.median(cand)), float(np.median(base))
     return {
         "layout": layout,
         "client": client,
+        "device_crops": device,
+        "process_cpu_s_per_region": float(np.median(cpu)),
         "max_in_flight": in_flight,
         "crops_per_s": 8 / c,
         "loader_s_per_region": c,
@@ -130,15 +142,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
             layouts.write(local, name, times=3)
         server, fs, options = upload(stores)
         try:
-            cases = [("stacked_f16", "s3fs", n) for n in (1, 4, 16)]
-            cases += [("stacked_mixed", "s3fs", 16), ("stacked", "s3fs", 16)]
+            cases = [("stacked_f16", "s3fs", n, False) for n in (1, 4, 16)]
+            cases += [("stacked_mixed", "s3fs", 16, False), ("stacked", "s3fs", 16, False)]
+            cases += [("stacked_mixed", "s3fs", 16, True)]  # data.device_crops
             if importlib.util.find_spec("obstore") is not None:  # optional: pip install obstore
-                cases.append(("stacked_f16", "obstore", 16))
-            for layout, client, in_flight in cases:
-                report.append(run_case(layout, options, fs, in_flight, client))
+                cases.append(("stacked_f16", "obstore", 16, False))
+            for layout, client, in_flight, device in cases:
+                report.append(run_case(layout, options, fs, in_flight, client, device))
                 r = report[-1]
+                how = "device crops" if r["device_crops"] else client
                 print(
-                    f"{layout:11s} {client:8s} max_in_flight {in_flight:2d}: "
+                    f"{layout:13s} {how:12s} max_in_flight {in_flight:2d}: "
                     f"{r['crops_per_s']:.2f} crops/s, "
                     "loader "
                     f"{r['loader_s_per_region']:.2f} s / plain reads "

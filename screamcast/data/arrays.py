@@ -64,23 +64,33 @@ class ReadUnit:
         self.whole_shards = (
             whole_shards and self.levels is not None and self.array.shards is not None
         )
-        # a packed stack's stored words and how to unpack them (raw reads, device crops)
-        self.raw, self.decoder = None, None
-        if self.levels is not None and hasattr(self.array, "metadata"):
-            self.raw = raw_stack.raw_words(self.array)
-            if self.raw is not None:
+        self._raw: tuple | None = None  # (words view, decoder): built by the first raw read
+
+    @property
+    def decoder(self) -> raw_stack.SlotDecoder | None:
+        """How a raw read's words are unpacked; None: its values are read as they are."""
+        return self._words()[1]
+
+    def _words(self) -> tuple:
+        """A packed stack's stored words and how to unpack them (raw reads, device crops),
+        or ``(None, None)``; made on first use, so that reading values never depends on it."""
+        if self._raw is None:
+            self._raw = (None, None)
+            if self.levels is not None and packing.of(self.array) is not None:
                 codec = packing.of(self.array)
-                self.decoder = raw_stack.SlotDecoder.of(codec, self.levels)
+                words = raw_stack.raw_words(self.array)
+                self._raw = (words, raw_stack.SlotDecoder.of(codec, self.levels))
+        return self._raw
 
     def _selection(self, sel: tuple, words: bool = False) -> tuple[tuple, tuple]:
         """The array selection to read and the cut that gives the levels' span back
         (``words``: the span of the decoder's slots, the exact channels' high words too)."""
-        levels = self.decoder.slots if words else self.levels
+        levels = self._raw[1].slots if words else self.levels
         lo, hi = min(levels), max(levels) + 1
         full = (*sel[: self.axis], slice(lo, hi), *sel[self.axis :])
         if not self.whole_shards:
             return full, tuple(slice(None) for s in full if isinstance(s, slice))
-        array = self.raw if words else self.array  # the words' channel axis holds C + E
+        array = self._raw[0] if words else self.array  # the words' channel axis holds C + E
         shards, shape = array.shards, array.shape
         wide, cut = [], []
         for s, sh, size in zip(full, shards, shape, strict=True):
@@ -105,8 +115,9 @@ class ReadUnit:
         shards (a face's edge and its corner) fetch them once."""
         if self.levels is None:  # one channel of its own array (or in memory)
             return (await self.first.getitem(sel))[None]
-        words = raw and self.raw is not None
-        array, picks = (self.raw, self.decoder.slots) if words else (self.array, self.levels)
+        raw_array, decoder = self._words() if raw else (None, None)
+        words = raw_array is not None
+        array, picks = (raw_array, decoder.slots) if words else (self.array, self.levels)
         full, cut = self._selection(sel, words)
         if shared is None:
             return self._take(await array.async_array.getitem(full), sel, cut, picks)

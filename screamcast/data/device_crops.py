@@ -23,7 +23,6 @@ from screamcast.data.crops import plan_crop
 from screamcast.data.dataset import CropDataset
 from screamcast.data.forcing import forcing_fields, forcing_names
 from screamcast.data.region_windows import RegionWindows, WindowItem
-from screamcast.data.remote import StoreError
 
 
 @dataclass
@@ -94,9 +93,7 @@ class DeviceCrops:
         window, ``(R, V, [k + 1,] size, size)`` float32, halo ring filled in."""
         words, out = iter(item.words), []
         size = self.crops.regions.size
-        for (names, static), (units, order) in zip(
-            self.crops._groups(), self.crops._units, strict=True
-        ):
+        for (names, _), (units, order) in zip(self.crops._groups(), self.crops._units, strict=True):
             parts = []
             for _, unit in units:  # (R, slots, [k + 1,] N) -> (R, channels, [k + 1,] N)
                 w = next(words).to(self.device, non_blocking=True)
@@ -105,7 +102,7 @@ class DeviceCrops:
             tables = [self.table(*r[1:].tolist()) for r in item.regions]
             pairs = zip(values, tables, strict=True)
             filled = torch.stack([self._fill(v, tab, size) for v, tab in pairs])
-            self._check_finite(filled, names, item.regions, static)
+            self._check_finite(filled, names, item.regions)
             out.append(filled.unflatten(-1, (size, size)))
         return out
 
@@ -119,20 +116,16 @@ class DeviceCrops:
         out[..., table.ring_at] = ring.float()
         return out
 
-    def _check_finite(self, filled, names, regions, static: bool) -> None:
+    def _check_finite(self, filled, names, regions) -> None:
         """A non-finite value in a region: refused naming the store, variable and region (one
         check per window: a device sync)."""
         bad = ~torch.isfinite(filled).flatten(2).all(-1)  # (R, V)
         if not bad.any():
             return
         r, v = (int(i) for i in bad.nonzero()[0])
-        t, face, ry, rx = regions[r].tolist()
-        when = "" if static else f" at time index {t} ({self.crops.times[t]}) or the k after it"
-        H = self.crops.layout.halo
-        raise StoreError(
-            f"store {self.crops.url}: non-finite value in '{names[v]}'{when}, face {face}, "
-            f"the region from face pixel (y={ry - H}, x={rx - H})"
-        )
+        size = self.crops.regions.size
+        region = filled[r, v].unflatten(-1, (size, size)).cpu().numpy()  # ([k + 1,] size, size)
+        self.crops._report_non_finite(names[v], region, *regions[r].tolist())  # raises
 
     def cut(self, picks: list[tuple[list[torch.Tensor], WindowItem, int]]) -> CropBatch:
         """The batch of crops ``picks``: (extended regions, their window, crop index)."""
@@ -149,11 +142,11 @@ class DeviceCrops:
             where.append((t, face, oy, ox))
         fields = torch.stack([p[0] for p in parts])  # (B, V, k + 1, S, S)
         static = torch.stack([p[1] for p in parts])  # (B, F + K, S, S)
+        area = torch.stack([self.area[a : a + S, b : b + S] for _, _, a, b in where])  # (B, S, S)
         t, face, oy, ox = torch.tensor(where, device=self.device).T  # (B,) each
-        area = torch.stack([self.area[a : a + S, b : b + S] for a, b in zip(oy, ox, strict=True)])
         return CropBatch(
-            state=fields[:, :C, 0],  # (B, C, S, S)
-            target=fields[:, :, 1:].transpose(1, 2),  # (B, k, C + D, S, S)
+            state=fields[:, :C, 0].contiguous(),  # (B, C, S, S)
+            target=fields[:, :, 1:].transpose(1, 2).contiguous(),  # (B, k, C + D, S, S)
             forcing=self._forcing(static, t[:, None] + torch.arange(k + 1, device=t.device)),
             static=static,
             area=area / area.mean(dim=(1, 2), keepdim=True),
@@ -182,13 +175,17 @@ class DeviceBatches:
     def __init__(self, crops: CropDataset, rank: int, steps: tuple, batch: int, device, **loader):
         self.windows = RegionWindows(crops, rank)
         start, stop = steps
-        per = self.windows.per_window
-        first, last = start * batch // per, -(-stop * batch // per)  # the windows it needs
-        self.skip, self.steps, self.batch = start * batch - first * per, stop - start, batch
+        self.steps, self.batch = stop - start, batch
         self.cutter = DeviceCrops(crops, device)
         pin = self.cutter.device.type == "cuda"  # host-to-device copies that need not wait
+        if loader.get("num_workers"):  # a window is large: one in hand per worker, pinned
+            loader["prefetch_factor"] = 1
         self.loader = torch.utils.data.DataLoader(
-            self.windows, batch_size=None, sampler=range(first, last), pin_memory=pin, **loader
+            self.windows,
+            batch_size=None,
+            sampler=window_parts(start * batch, stop * batch, self.windows.per_window),
+            pin_memory=pin,
+            **loader,
         )
 
     def __len__(self) -> int:
@@ -196,11 +193,34 @@ class DeviceBatches:
 
     def __iter__(self):
         pending: list = []  # (extended regions, window, crop index) in the order drawn
-        skip, made = self.skip, 0
+        made = 0
         for item in self.loader:
             ext = self.cutter.extended(item)
-            pending += [(ext, item, j) for j in range(skip, len(item.crops))]
-            skip = 0
+            pending += [(ext, item, j) for j in range(len(item.crops))]
             while len(pending) >= self.batch and made < self.steps:
                 yield self.cutter.cut(pending[: self.batch])
                 pending, made = pending[self.batch :], made + 1
+
+
+def window_parts(first: int, stop: int, per: int) -> list[tuple[int, int, int]]:
+    """``(window, lo, hi)``: the crops ``first .. stop - 1`` of a rank's stream, window by
+    window (``per`` crops each)."""
+    return [
+        (w, max(first - w * per, 0), min(stop - w * per, per))
+        for w in range(first // per, -(-stop // per))
+    ]
+
+
+def device_crops(data, train_set, say=print) -> bool:
+    """Whether ``data.device_crops`` applies: crops of regions read lazily; otherwise the
+    crops are cut on the CPU, and ``say`` tells why."""
+    if not data.device_crops:
+        return False
+    if not isinstance(train_set, CropDataset):
+        say("note: data.device_crops applies to crop training; this objective reads whole cubes")
+        return False
+    if train_set.regions is None or train_set.in_memory:
+        lazily = "data.region_stride > 0, data.in_memory=false"
+        say(f"note: data.device_crops cuts crops of regions read lazily ({lazily}): cut on the CPU")
+        return False
+    return True

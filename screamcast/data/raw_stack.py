@@ -21,6 +21,8 @@ from zarr.core.metadata import ArrayV3Metadata
 
 from screamcast.data import packing
 
+FILL_WORD = 0x7E00  # float16 NaN: the words' fill value (a chunk never written)
+
 
 def raw_words(array) -> Array | None:
     """The float16 view of a packed stack's stored slots ``(.., C + E, ..)``: the channel axis
@@ -29,6 +31,9 @@ def raw_words(array) -> Array | None:
     if codec is None:
         return None
     meta = json.loads(json.dumps(array.metadata.to_dict(), default=_plain))
+    top = [c["name"] for c in meta["codecs"]]
+    if packing.NAME in top and len(top) > 1 and top[0] == "sharding_indexed":
+        return None  # packed around whole shards: not a layout the ingestion writes
     extra = len(codec.exact)  # the high words' slots
     meta["shape"][codec.axis] += extra
     meta["data_type"], meta["fill_value"] = "float16", "NaN"
@@ -82,6 +87,9 @@ class SlotDecoder:
         values = words[:C].float() * scale + offset  # (C, ..)
         if self.exact:
             low = words[list(self.exact)].view(torch.int16).int() & 0xFFFF
-            high = words[C:].view(torch.int16).int() << 16
-            values[list(self.exact)] = (high | low).view(torch.float32)
+            high = words[C:].view(torch.int16).int() & 0xFFFF
+            joined = ((high << 16) | low).view(torch.float32)
+            # a chunk never written holds the fill word in both halves: NaN, as zarr gives it
+            fill = (low == FILL_WORD) & (high == FILL_WORD)
+            values[list(self.exact)] = joined.masked_fill(fill, float("nan"))
         return values.movedim(0, axis)

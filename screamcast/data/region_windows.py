@@ -57,9 +57,12 @@ class RegionWindows(torch.utils.data.Dataset):
         """Crops in a window."""
         return self.crops.regions.window * self.crops.regions.per_region
 
-    def __getitem__(self, number: int) -> WindowItem:
+    def __getitem__(self, key: int | tuple[int, int, int]) -> WindowItem:
+        """Window ``key``, or ``(window, lo, hi)``: its crops ``lo .. hi - 1`` only (a run that
+        starts or stops inside the window reads only the regions it uses)."""
+        number, lo, hi = (key, 0, None) if isinstance(key, int) else key
         crops = self.crops
-        rows = crops.sampler.window(crops.epoch, self.rank, number)  # (M, 6)
+        rows = crops.sampler.window(crops.epoch, self.rank, number)[lo:hi]  # (M, 6)
         keys: dict[tuple, int] = {}  # (t, face, ry, rx) -> region index, first seen first
         index = np.empty((len(rows), 3), np.int64)
         for j, (t, face, oy, ox, _, _) in enumerate(rows.tolist()):

@@ -29,7 +29,7 @@ from screamcast.data.compatible import channel_levels
 from screamcast.data.credentials import scrub
 from screamcast.data.crop_sampler import time_range
 from screamcast.data.dataset import CropDataset
-from screamcast.data.device_crops import DeviceBatches
+from screamcast.data.device_crops import DeviceBatches, device_crops
 from screamcast.data.stats import Stats, compute_stats, store_stats
 from screamcast.data.store import dataset_grid, open_configured, time_step
 from screamcast.file_lock import FileLock
@@ -217,7 +217,7 @@ class Trainer:
         self.free_starts = free_starts(cfg.global_unroll, valid_set)
         self.valid_loader = fabric.setup_dataloaders(valid_loader, use_distributed_sampler=False)
         steps = (self.step, cfg.steps)
-        if d.device_crops and isinstance(train_set, CropDataset):  # workers read, device cuts
+        if device_crops(d, train_set, fabric.print):  # workers read, the device cuts
             self.loader = DeviceBatches(train_set, rank, steps, per_rank, fabric.device, **workers)
             return
         batches = StepBatches(*steps, self.global_batch, rank, world)

@@ -62,8 +62,13 @@ def test_gpu_check_runs_on_cpu(tmp_path, precision, monkeypatch):
         "--out",
         str(out),
         "--record",
-    ]
+    ] + ["--no-crops"] * (precision == "bf16")  # the device crops once: a 30 s store
     report = gpu_check.main(argv)
+    if precision == "fp32":  # the loader's worker and the device, per crop
+        crops = report["device_crops"]
+        assert crops["loader_cpu_ms_per_crop"] > 0 and crops["device_ms_per_crop"] > 0
+    else:
+        assert "device_crops" not in report
     runs = [(r["k"], r["checkpointing"]) for r in report["train_global"]]
     assert runs == [(4, True), (4, False), (8, True), (8, False)]
     assert all(r["step_s"] > 0 and r["n"] == 16 for r in report["train_global"])
@@ -158,3 +163,4 @@ def test_gpu_check_needs_nothing_a_lent_gpu_machine_lacks():
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert '"projected_step_s"' in run.stdout
+    assert "(pip install zarr): the device crops read a store" in run.stdout  # skipped

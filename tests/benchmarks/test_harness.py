@@ -128,3 +128,24 @@ def test_the_projection_scales_the_exact_plan_by_the_strip_area():
     table = rr.tables(record)
     assert "| 8 (1 of 2 x 2 blocks of 3 faces) |" in table
     assert "| 12 (1 of 2 bands of a face) |" in table and "| 6 (a face) |" in table
+
+
+def test_loader_cpu_benchmark_times_each_path_on_the_same_crops(monkeypatch):
+    """Small sizes, the real dataset and device crops: every path timed per crop, and the
+    cores a node needs follow from the projection's demand."""
+    from benchmarks import crop_layouts as cl
+    from benchmarks import loader_cpu as lc
+
+    small = dict(N=32, TILE=16, HALO=8, CROP=32, CHUNK=16, THREE_D=("T",), LEVELS=3)
+    small |= dict(TWO_D=("ps",), CHANNELS=["T[0]", "T[1]", "T[2]", "ps"])
+    for name, value in small.items():
+        monkeypatch.setattr(cl, name, value)
+    monkeypatch.setattr(lc, "TIMES", 5)
+    body = lc.main(["--rounds", "1"])
+    ms = body["ms_per_crop"]
+    assert set(ms) == {"cpu_1_worker", "cpu_8_workers", "device_loader", "device_stage"}
+    assert min(ms.values()) > 0 and body["ratio_to_device_loader"]["cpu_1_worker"] > 0
+    cores = body["node_cores"]
+    assert cores["device_loader"] / cores["cpu_1_worker"] == pytest.approx(
+        ms["device_loader"] / ms["cpu_1_worker"]
+    )

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 import zarr
+from zarr.core.sync import sync
 
 from screamcast.data import packing, stacked
 from screamcast.data.calendar import encode
@@ -23,9 +24,10 @@ def layout():
     return TileLayout(PhysicsGrid.for_face_size(N), tile=8, halo=HALO)
 
 
-def write_packed(root, times: int = 8, exact: bool = True):
+def write_packed(root, times: int = 8, exact: bool = True, unwritten: int = 0):
     """A packed stack as the ingestion writes it: T on 3 levels and pr float16, ps (channel 3)
-    float32 as two words, shards of a face split in 2 x 2 inner chunks; a packed static."""
+    float32 as two words, shards of a face split in 2 x 2 inner chunks; a packed static.
+    ``unwritten``: the last times left unwritten (an ingestion stopped part way)."""
     group = zarr.open_group(root, mode="w", zarr_format=3)
     dates = [cftime.DatetimeNoLeap(2020, 1, 1, 3 * h) for h in range(times)]
     counts, units, calendar = encode(np.array(dates))
@@ -38,7 +40,8 @@ def write_packed(root, times: int = 8, exact: bool = True):
     x[:, 3] = 1e5 + 800 * rng.standard_normal((times, 6, N, N))  # needs float32 (1 Pa)
     offsets, scales = packing.choose(x[:1], axis=1)
     codec = packing.codec(offsets, scales, axis=1, exact=[3] if exact else [])
-    stacked.create_stack(group, spec, times, N, N // 2, N, codec)[:] = x
+    written = times - unwritten
+    stacked.create_stack(group, spec, times, N, N // 2, N, codec)[:written] = x[:written]
     oro = rng.standard_normal((1, 6, N, N)).astype(np.float32) * 100
     s_codec = packing.codec(*packing.choose(oro, axis=0), axis=0)
     static = stacked.create_stack(group, stacked.stack_spec([("oro", 1, None, {})]), None, N,
@@ -111,10 +114,25 @@ def test_raw_words_unpack_to_the_stores_values(packed):
     names = channel_names(group.attrs["stacked"]["fields"])
     [(_, unit)] = read_units(channel_arrays(group, names, str(packed)), names, whole_shards=True)
     sel = (slice(2, 4), 1, slice(3, 11), slice(0, 16))
-    words = torch.from_numpy(zarr.core.sync.sync(unit.getitem(sel, raw=True)))
+    words = torch.from_numpy(sync(unit.getitem(sel, raw=True)))
     assert words.dtype == torch.float16 and words.shape[0] == 6  # 5 channels, ps's high word
     values = unit.decoder.decode(words, 0).numpy()
     np.testing.assert_array_equal(values, group["fields"][2:4, :, 1, 3:11].transpose(1, 0, 2, 3))
+
+
+def test_unwritten_chunks_unpack_to_nan_in_float32_channels_too(tmp_path):
+    """A chunk never written holds the fill word in both halves of ps's float32: NaN, as zarr
+    reads it (joined, the two words would be the finite 4.27e37)."""
+    from screamcast.data.arrays import channel_arrays, read_units
+
+    store = write_packed(tmp_path / "part.zarr", unwritten=2)
+    group = zarr.open_group(store, mode="r")
+    [(_, unit)] = read_units(channel_arrays(group, ["ps"], str(store)), ["ps"])
+    sel = (slice(5, 8), 2, slice(0, 8), slice(0, 8))
+    values = unit.decoder.decode(torch.from_numpy(sync(unit.getitem(sel, raw=True))), 0)
+    want = group["fields"][5:8, 3, 2, :8, :8]
+    assert np.isnan(want[1:]).all() and np.isfinite(want[0]).all()
+    np.testing.assert_array_equal(values[0].numpy(), want)
 
 
 def test_a_non_finite_region_is_refused_naming_the_variable(tmp_path, layout):
@@ -122,5 +140,6 @@ def test_a_non_finite_region_is_refused_naming_the_variable(tmp_path, layout):
     fields = zarr.open_group(store, mode="r+")["fields"]
     fields[5, 4] = float("nan")  # pr at time 5, every face
     data = crops(store, layout, per_region=8, window=6, time_range=(4, 7), steps=1)
-    with pytest.raises(StoreError, match=r"non-finite value in 'pr' at time index [45]"):
+    message = r"non-finite value in 'pr' at time index 5 .*, face \d, extended-face pixel"
+    with pytest.raises(StoreError, match=message):
         list(DeviceBatches(data, 0, (0, 12), 4, "cpu"))

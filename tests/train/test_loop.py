@@ -541,7 +541,7 @@ def test_device_crops_train_as_the_cpu_crops(tiny_store, tmp_path):
     np.testing.assert_allclose(again, losses["true"], rtol=1e-5)
 
 
-def test_device_crops_without_regions_are_refused(tiny_store, tmp_path):
-    over = ["experiment=pytest", f"data.url={tiny_store}", "data.device_crops=true"]
-    with pytest.raises(ValueError, match="data.region_stride > 0 and data.in_memory=false"):
-        train(config(*over, f"run_dir={tmp_path / 'r'}"))
+def test_device_crops_without_regions_say_so_and_cut_on_the_cpu(tiny_store, tmp_path, capsys):
+    over = ["experiment=pytest", f"data.url={tiny_store}", "data.device_crops=true", "steps=2"]
+    train(config(*over, f"run_dir={tmp_path / 'r'}"))
+    assert "data.device_crops cuts crops of regions read lazily" in capsys.readouterr().out
