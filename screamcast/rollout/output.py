@@ -165,7 +165,7 @@ def check_resume_settings(path: Path, attrs: dict, keys: tuple[str, ...]) -> Non
     diff = [
         f"{k}: output has {have[k]!r}, this run {attrs.get(k)!r}"
         for k in keys
-        if k in have and have[k] != attrs.get(k)
+        if k in have and not _same_setting(k, have[k], attrs.get(k))
     ]
     if diff:
         old = str(have.get("nudge_projection", ""))
@@ -188,6 +188,18 @@ def check_resume_settings(path: Path, attrs: dict, keys: tuple[str, ...]) -> Non
             "nudging.increment",
             "nudging.time",
         )
+
+
+PATH_ATTRS = ("initial_condition", "reference")  # stores named by a path: same file, same
+
+
+def _same_setting(key: str, have, now) -> bool:
+    """Equal, or for a local store's path the same directory however it is spelled
+    (``./x.zarr``, ``x.zarr/``, an absolute path, through a link)."""
+    if have == now:
+        return True
+    local = all(isinstance(v, str) and "://" not in v for v in (have, now))
+    return key in PATH_ATTRS and local and os.path.realpath(have) == os.path.realpath(now)
 
 
 def staging_path(path: Path) -> Path:

@@ -95,7 +95,9 @@ def train(cfg: TrainConfig) -> Path:
     held: list[FileLock] = []  # rank 0's lock stays here (not broadcast to the other ranks)
     cio._on_rank0(fabric, lambda: held.append(_claim_run_dir(cfg, run_dir)))
     try:
-        Trainer(fabric, cfg, run_dir).fit()
+        trainer = Trainer(fabric, cfg, run_dir)  # a refused config stops here, unrecorded
+        cio._on_rank0(fabric, _record_config, cfg, run_dir)
+        trainer.fit()
     finally:
         for lock in held:
             lock.release()
@@ -104,12 +106,16 @@ def train(cfg: TrainConfig) -> Path:
 
 def _claim_run_dir(cfg: TrainConfig, run_dir: Path) -> FileLock:
     """Rank 0: lock the run directory for this run (two trainings in one directory would
-    overwrite each other's checkpoints), then record the resolved config."""
+    overwrite each other's checkpoints)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(run_dir / ".lock", f"run directory {run_dir}").acquire()
-    resolved = scrub(OmegaConf.to_container(cfg, resolve=True))  # storage secrets as ***
+    return FileLock(run_dir / ".lock", f"run directory {run_dir}").acquire()
+
+
+def _record_config(cfg: TrainConfig, run_dir: Path) -> None:
+    """Rank 0, once the run is set up: the resolved config (storage secrets as ***), so a
+    refused config never replaces the one its run directory's checkpoints were made with."""
+    resolved = scrub(OmegaConf.to_container(cfg, resolve=True))
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
-    return lock
 
 
 class Trainer:

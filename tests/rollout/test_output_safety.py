@@ -379,3 +379,22 @@ def test_an_output_larger_than_its_disk_is_refused_before_anything_runs(
     out.check_room(done, 3, half, "resume")
     with pytest.raises(out.OutputError, match="needs"):
         out.check_room(done, 4, half, "resume")
+
+
+def test_a_resume_names_the_same_store_however_spelled(
+    tiny_checkpoint, tiny_store, tmp_path, monkeypatch
+):
+    """``--data x.zarr`` made it, ``--data ./x.zarr/`` (or its absolute path, or a link to
+    it) resumes it; another store is still refused."""
+    import shutil
+
+    monkeypatch.chdir(tiny_store.parent)
+    link = tmp_path / "linked.zarr"
+    link.symlink_to(tiny_store)
+    path = tmp_path / "r.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store.name, path, steps=2)) == 0
+    for spelling in (f"./{tiny_store.name}/", str(tiny_store), str(link)):
+        assert cli.main(args(tiny_checkpoint, spelling, path, "--resume", steps=2)) == 0
+    other = tmp_path / "other.zarr"
+    shutil.copytree(tiny_store, other)
+    assert cli.main(args(tiny_checkpoint, other, path, "--resume", steps=2)) == 2

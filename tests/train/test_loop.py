@@ -199,8 +199,22 @@ def test_a_training_range_without_a_sample_is_refused_by_its_key(tiny_store, tmp
     divided by zero), for crops and for the global unroll alike."""
     base = ["experiment=pytest", f"data.url={tiny_store}", "data.train_range=[0,-16]"]
     for extra in ([], ["unroll=global"]):
+        run = tmp_path / str(len(extra))
         with pytest.raises(ValueError, match=r"data.train_range=\[0, -16\] selects times"):
-            train(config(*base, *extra, f"run_dir={tmp_path / str(len(extra))}"))
+            train(config(*base, *extra, f"run_dir={run}"))
+        assert not (run / "config.yaml").exists()  # a refused config is not recorded
+
+
+def test_a_refused_config_leaves_the_runs_recorded_config(tiny_store, tmp_path):
+    """A resume with a config that is refused keeps the config the checkpoints were made
+    with (it was overwritten by the refused one)."""
+    run = tmp_path / "r"
+    base = ["experiment=pytest", f"data.url={tiny_store}", f"run_dir={run}", "steps=2"]
+    train(config(*base))
+    recorded = (run / "config.yaml").read_text()
+    with pytest.raises(ValueError, match="data.train_range"):
+        train(config(*base, "data.train_range=[0,-16]"))
+    assert (run / "config.yaml").read_text() == recorded
 
 
 def test_killed_with_sigkill_between_checkpoints_resumes_bit_for_bit(tiny_store, tmp_path):
