@@ -91,6 +91,25 @@ def test_device_batches_are_the_cpu_batches(packed, layout, start):
     assert (edges < HALO).any(), "no crop reached into the halo ring"
 
 
+@pytest.mark.parametrize("rank, start", [(0, 1), (1, 0), (1, 2)])
+def test_each_rank_gets_its_cpu_batches(packed, layout, rank, start):
+    """Two ranks (global batch 8, 4 a rank) on a store without statics: rank ``rank``'s
+    batches are the CPU path's under StepBatches, from any start."""
+    world, per_rank = 2, 4
+    make = lambda: CropDataset(  # noqa: E731
+        str(packed), layout, PROG, DIAG, [], crop=CROP, steps=2, samples=60, seed=4,
+        regions=crops(packed, layout).regions,
+    )  # fmt: skip
+    cpu, dev = make(), make()
+    for data in (cpu, dev):
+        data.shard = (per_rank * world, world)
+    got = list(DeviceBatches(dev, rank, (start, 6), per_rank, "cpu"))
+    for step, g in zip(range(start, 6), got, strict=True):
+        G = per_rank * world
+        samples = cpu.__getitems__([step * G + i for i in range(rank, G, world)])
+        assert_close_batches(g, type(g)(*(torch.stack(f) for f in zip(*samples, strict=True))))
+
+
 def test_unpacked_stores_and_workers(tiny_store, layout):
     """A per-variable float32 store (no words to unpack) cut on the device, windows read by
     two workers: the CPU path's batches."""
