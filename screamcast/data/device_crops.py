@@ -211,9 +211,9 @@ def window_parts(first: int, stop: int, per: int) -> list[tuple[int, int, int]]:
     ]
 
 
-def device_crops(data, train_set, say=print) -> bool:
-    """Whether ``data.device_crops`` applies: crops of regions read lazily; otherwise the
-    crops are cut on the CPU, and ``say`` tells why."""
+def device_crops(data, train_set, device, say=print) -> bool:
+    """Whether ``data.device_crops`` applies: crops of regions read lazily; ``say`` tells
+    which way the crops are cut, and why not on the device."""
     if not data.device_crops:
         return False
     if not isinstance(train_set, CropDataset):
@@ -223,4 +223,9 @@ def device_crops(data, train_set, say=print) -> bool:
         lazily = "data.region_stride > 0, data.in_memory=false"
         say(f"note: data.device_crops cuts crops of regions read lazily ({lazily}): cut on the CPU")
         return False
+    where = torch.device(device)
+    slower = " (on a CPU the workers cut faster: data.device_crops=false)"
+    say(
+        f"device crops: workers read regions, crops cut on {where}" + slower * (where.type == "cpu")
+    )
     return True

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from screamcast.data.remote import StoreError
+from screamcast.data.store import ingestion_note
 from screamcast.grid.physics import PhysicsGrid
 
 
@@ -92,8 +94,12 @@ def compute_stats(
     static: list[str] = (),
     block: int = 24,
     time_range: tuple[int, int] | None = None,
+    url: str | None = None,
+    storage_options: dict | None = None,
 ) -> Stats:
-    """Stream over ``ds`` in blocks of ``block`` times (only the training period if given)."""
+    """Stream over ``ds`` in blocks of ``block`` times (only the training period if given).
+    A non-finite value is refused naming its variable, time and pixel (one NaN made the
+    variable's mean NaN and the first step's gradients non-finite)."""
     area = PhysicsGrid.from_name(ds.attrs["grid"]).area  # recorded by open_store
     lo, hi = time_range or (0, ds.sizes["time"])
     stats = Stats()
@@ -102,6 +108,8 @@ def compute_stats(
         previous = None
         for b0 in range(lo, hi, block):
             x = ds[var].isel(time=slice(b0, min(b0 + block, hi))).values  # (t, 6, n, n)
+            times = ds["time"].values[b0 : b0 + len(x)]
+            check_finite(x, (url, storage_options), var, times, b0)
             level.add(x, area)
             chained = x if previous is None else np.concatenate([previous, x])
             if chained.shape[0] > 1:
@@ -112,6 +120,7 @@ def compute_stats(
         level.put_extremes(stats, var)
     for var in static:
         level = Moments()
+        check_finite(ds[var].values, (url, storage_options), var)
         level.add(ds[var].values, area)
         stats.mean[var], stats.std[var] = level.mean_std()
         level.put_extremes(stats, var)
@@ -120,6 +129,27 @@ def compute_stats(
         if stats.std[var] == 0.0:
             stats.std[var] = 1.0  # a constant field: normalise by its mean only
     return stats
+
+
+def check_finite(x: np.ndarray, store: tuple, var: str, times=None, t0: int = 0) -> None:
+    """Refuse ``x`` (``([t,] 6, n, n)``, the first at time index ``t0``) if it holds a
+    non-finite value, naming the first; ``store``: ``(url or None, storage options)``, whose
+    ingestion's record of missing times is quoted."""
+    finite = np.isfinite(x)
+    if finite.all():
+        return
+    where = np.argwhere(~finite)[0]
+    f, y, x_ = (int(i) for i in where[-3:])
+    url, options = store
+    when, note = "", ""
+    if times is not None:
+        when = f" at time index {t0 + int(where[0])} ({times[where[0]]})"
+        note = ingestion_note(url, options, times[where[0]]) if url else ""
+    raise StoreError(
+        f"store {url or '(in memory)'}: non-finite value in '{var}'{when}, face {f}, face pixel "
+        f"(y={y}, x={x_}): the normalisation statistics cannot be computed; refill it, or "
+        "choose a data.train_range without it" + note
+    )
 
 
 def store_stats(ds: xr.Dataset, channels: list[str], name: str) -> Stats:

@@ -154,7 +154,8 @@ class Trainer:
         train_times = time_range(d.train_range, T, steps, "data.train_range", d.url)
         mine = None
         if self.rank0:  # rank 0 computes, everyone gets the same numbers
-            mine = compute_stats(self.ds, variables, d.static, time_range=train_times)
+            where = dict(url=d.url, storage_options=d.storage_options)
+            mine = compute_stats(self.ds, variables, d.static, time_range=train_times, **where)
         return None, self.fabric.broadcast(mine)
 
     def _build_model(self) -> None:
@@ -223,7 +224,7 @@ class Trainer:
         self.free_starts = free_starts(cfg.global_unroll, valid_set)
         self.valid_loader = fabric.setup_dataloaders(valid_loader, use_distributed_sampler=False)
         steps = (self.step, cfg.steps)
-        if device_crops(d, train_set, fabric.print):  # workers read, the device cuts
+        if device_crops(d, train_set, fabric.device, fabric.print):  # workers read, device cuts
             self.loader = DeviceBatches(train_set, rank, steps, per_rank, fabric.device, **workers)
             return
         batches = StepBatches(*steps, self.global_batch, rank, world)

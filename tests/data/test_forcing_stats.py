@@ -90,6 +90,24 @@ def test_stats_match_a_direct_computation_and_round_trip(tiny_store, tmp_path):
     assert Stats.load(tmp_path / "stats.json") == stats
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_one_non_finite_value_is_refused_by_the_statistics(tiny_store, bad):
+    """One NaN (or inf) at one pixel made a variable's mean NaN, and the first step's
+    gradients non-finite, unnamed; it is refused naming variable, time and pixel."""
+    from screamcast.data.remote import StoreError
+
+    ds = xr.open_zarr(tiny_store, chunks=None).load()
+    ds["tracer"][10, 2, 3, 4] = bad
+    when = str(ds["time"].values[10])[:10]
+    message = rf"store s.zarr: non-finite value in 'tracer' at time index 10 \({when}.*face 2, "
+    with pytest.raises(StoreError, match=message + r"face pixel \(y=3, x=4\)"):
+        compute_stats(ds, ["u", "tracer"], ["orography"], block=4, url="s.zarr")
+    ds["orography"][1, 5, 6] = bad
+    with pytest.raises(StoreError, match=r"'orography', face 1, face pixel \(y=5, x=6\)"):
+        compute_stats(ds, ["u"], ["orography"])
+    compute_stats(ds, ["u"], time_range=(0, 10))  # a range without it is fine
+
+
 def test_the_local_solar_time_is_the_hour_angle_of_the_zenith_formula():
     from screamcast.data.forcing import (
         cos_zenith_from_terms,

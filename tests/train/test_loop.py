@@ -535,7 +535,7 @@ def test_a_production_stage_on_the_demo_store_says_so(tiny_store):
     assert demo_store_note(cfg, SimpleNamespace(attrs={"title": "E3SM"})) is None
 
 
-def test_device_crops_train_as_the_cpu_crops(tiny_store, tmp_path):
+def test_device_crops_train_as_the_cpu_crops(tiny_store, tmp_path, capsys):
     """``data.device_crops``: the loader's workers read windows of regions, the crops are cut
     in the training process; the losses are the CPU crops', step by step, and a resumed run
     picks up inside a window (6 steps of 2 crops, windows of 2 x 4)."""
@@ -546,6 +546,7 @@ def test_device_crops_train_as_the_cpu_crops(tiny_store, tmp_path):
     for device in ("false", "true"):
         run = train(config(*base, f"data.device_crops={device}", f"run_dir={tmp_path / device}"))
         losses[device] = [float(r["train_loss"]) for r in rows(run)]
+    assert "device crops: workers read regions, crops cut on cpu" in capsys.readouterr().out
     np.testing.assert_allclose(losses["true"], losses["false"], rtol=1e-5)
     assert len(losses["true"]) == 6 and len(set(losses["true"])) == 6
     resumed = tmp_path / "resumed"
