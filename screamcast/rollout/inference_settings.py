@@ -46,12 +46,13 @@ def check_tile(tile: int, halo: int, levels: int, n: int) -> None:
     fits = ", ".join(map(str, fitting_tiles(n, halo, levels)))
     if n % tile:
         raise RolloutError(
-            f"{{stepper.tile}}={tile} does not divide the face size {n} (tiles that fit: {fits})",
+            f"{{stepper.tile}}: a tile of {tile} does not divide the face size {n} (tiles that "
+            f"fit: {fits})",
             "stepper.tile",
         )
     raise RolloutError(
-        f"{{stepper.tile}}={tile}: with the checkpoint's halo of {halo} on each side a tile's "
-        f"window of {tile + 2 * halo} pixels is not divisible by 2**levels = {2**levels} "
+        f"{{stepper.tile}}: with the checkpoint's halo of {halo} on each side a tile of {tile} "
+        f"has a window of {tile + 2 * halo} pixels, not divisible by 2**levels = {2**levels} "
         f"(the network's halvings; tiles that fit: {fits})",
         "stepper.tile",
     )

@@ -247,10 +247,12 @@ class RolloutWriter:
         return np.stack([group[v][k if pos is None else (k, pos)] for v, pos in self.targets])
 
     def note_resume(self, steps: int, command: str) -> None:
-        """Append to the ``history`` attr: which command resumed after which step."""
+        """Append to the ``history`` attr: which command resumed, after which time (``steps``
+        complete times were kept: the initial state's and ``steps - 1`` steps')."""
         group = self._open()
         history = group.attrs.get("history", "")
-        group.attrs["history"] = f"{history}resumed after step {steps}: {command}\n"
+        kept = f"time index {steps - 1}, the last complete ({steps} times kept)"
+        group.attrs["history"] = f"{history}resumed after {kept}: {command}\n"
 
     def note_stop(self, record: dict) -> None:
         """The ``stopped`` attr: where and why the guard stopped the run (its steps before

@@ -197,7 +197,7 @@ def test_two_ranks_killed_and_resumed_equal_one_rank_bit_for_bit(
     assert_same(one, cut)
     assert_same_scores(tmp_path / "one", tmp_path / "cut")  # the written steps read back
     out = open_out(cut)
-    assert "resumed after step" in out.attrs["history"]
+    assert "resumed after time index" in out.attrs["history"]
     assert_bytes(out, 2, "cross-face")
 
 

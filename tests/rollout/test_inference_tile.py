@@ -39,10 +39,11 @@ def test_a_tile_the_grid_or_network_cannot_take_is_refused_naming_the_flag(
     tiny_checkpoint, tiny_store, tmp_path, capsys
 ):
     for tile, said in (
-        ("5", "--tile=5 does not divide the face size 16 (tiles that fit: 4, 8, 16)"),
+        ("5", "--tile: a tile of 5 does not divide the face size 16 (tiles that fit: 4, 8, 16)"),
         (
             "2",
-            "window of 10 pixels is not divisible by 2**levels = 4 (the network's halvings; "
+            "a tile of 2 has a window of 10 pixels, not divisible by 2**levels = 4 (the network's "
+            "halvings; "
             "tiles that fit: 4, 8, 16)",
         ),
         ("0", "--tile must be >= 1"),
@@ -50,6 +51,10 @@ def test_a_tile_the_grid_or_network_cannot_take_is_refused_naming_the_flag(
         out = tmp_path / f"t{tile}.zarr"
         assert cli.main(args(tiny_checkpoint, tiny_store, out, "--tile", tile)) == 2
         assert said in capsys.readouterr().err and not out.exists()
+    out = tmp_path / "override.zarr"  # as an override, named once
+    assert cli.main(args(tiny_checkpoint, tiny_store, out, "stepper.tile=5")) == 2
+    err = capsys.readouterr().err
+    assert "stepper.tile (override stepper.tile=5): a tile of 5 does not divide the face" in err
 
 
 def test_a_resume_on_another_tile_is_refused(tiny_checkpoint, tiny_store, tmp_path, capsys):

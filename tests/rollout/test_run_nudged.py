@@ -190,7 +190,7 @@ def test_resume_after_sigkill_equals_an_uninterrupted_rollout(
     assert whole.wait(timeout=120) == 0
     assert run_script(args(tiny_checkpoint, tiny_store, cut, *common, "--resume", steps=16))
     a, b = open_out(tmp_path / "whole.zarr"), open_out(cut)
-    assert b.sizes["time"] == 17 and "resumed after step" in b.attrs["history"]
+    assert b.sizes["time"] == 17 and "resumed after time index" in b.attrs["history"]
     for v in PROG + ["precip"]:
         np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
 
