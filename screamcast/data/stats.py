@@ -120,8 +120,9 @@ def compute_stats(
         level.put_extremes(stats, var)
     for var in static:
         level = Moments()
-        check_finite(ds[var].values, (url, storage_options), var)
-        level.add(ds[var].values, area)
+        x = ds[var].values  # (6, n, n), read once
+        check_finite(x, (url, storage_options), var)
+        level.add(x, area)
         stats.mean[var], stats.std[var] = level.mean_std()
         level.put_extremes(stats, var)
         stats.diff_std[var] = 0.0
@@ -141,14 +142,14 @@ def check_finite(x: np.ndarray, store: tuple, var: str, times=None, t0: int = 0)
     where = np.argwhere(~finite)[0]
     f, y, x_ = (int(i) for i in where[-3:])
     url, options = store
-    when, note = "", ""
+    when, advice = "", "; fix the data"
     if times is not None:
         when = f" at time index {t0 + int(where[0])} ({times[where[0]]})"
         note = ingestion_note(url, options, times[where[0]]) if url else ""
+        advice = note or "; fix the data, or choose a data.train_range without it"
     raise StoreError(
         f"store {url or '(in memory)'}: non-finite value in '{var}'{when}, face {f}, face pixel "
-        f"(y={y}, x={x_}): the normalisation statistics cannot be computed; refill it, or "
-        "choose a data.train_range without it" + note
+        f"(y={y}, x={x_}): the normalisation statistics cannot be computed" + advice
     )
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import torch
 from lightning.fabric import Fabric
-from omegaconf import OmegaConf
 
 from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
@@ -26,15 +25,16 @@ from screamcast.config import TrainConfig, check_schema
 from screamcast.data.batch import CropBatch, CubeBatch
 from screamcast.data.calendar import calendar_of, seconds
 from screamcast.data.compatible import channel_levels
-from screamcast.data.credentials import scrub
 from screamcast.data.crop_sampler import time_range
 from screamcast.data.dataset import CropDataset
 from screamcast.data.device_crops import DeviceBatches, device_crops
+from screamcast.data.remote import StoreError
 from screamcast.data.stats import Stats, compute_stats, store_stats
 from screamcast.data.store import dataset_grid, open_configured, time_step
 from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
+from screamcast.train import run_dir as run_dir_
 from screamcast.train import threads
 from screamcast.train.checkpoint_contents import (
     check_compatible,
@@ -93,29 +93,15 @@ def train(cfg: TrainConfig) -> Path:
     fabric = make_fabric(cfg)
     run_dir = Path(cfg.run_dir)
     held: list[FileLock] = []  # rank 0's lock stays here (not broadcast to the other ranks)
-    cio._on_rank0(fabric, lambda: held.append(_claim_run_dir(cfg, run_dir)))
+    cio._on_rank0(fabric, lambda: held.append(run_dir_.claim(run_dir)))
     try:
         trainer = Trainer(fabric, cfg, run_dir)  # a refused config stops here, unrecorded
-        cio._on_rank0(fabric, _record_config, cfg, run_dir)
+        cio._on_rank0(fabric, run_dir_.record_config, cfg, run_dir)
         trainer.fit()
     finally:
         for lock in held:
             lock.release()
     return run_dir
-
-
-def _claim_run_dir(cfg: TrainConfig, run_dir: Path) -> FileLock:
-    """Rank 0: lock the run directory for this run (two trainings in one directory would
-    overwrite each other's checkpoints)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    return FileLock(run_dir / ".lock", f"run directory {run_dir}").acquire()
-
-
-def _record_config(cfg: TrainConfig, run_dir: Path) -> None:
-    """Rank 0, once the run is set up: the resolved config (storage secrets as ***), so a
-    refused config never replaces the one its run directory's checkpoints were made with."""
-    resolved = scrub(OmegaConf.to_container(cfg, resolve=True))
-    (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
 
 
 class Trainer:
@@ -152,11 +138,17 @@ class Trainer:
             return None, store_stats(self.ds, [*variables, *d.static], d.url)
         steps = cfg.rollout_steps
         train_times = time_range(d.train_range, T, steps, "data.train_range", d.url)
-        mine = None
-        if self.rank0:  # rank 0 computes, everyone gets the same numbers
-            where = dict(url=d.url, storage_options=d.storage_options)
-            mine = compute_stats(self.ds, variables, d.static, time_range=train_times, **where)
-        return None, self.fabric.broadcast(mine)
+        outcome = None
+        if self.rank0:  # rank 0 computes, everyone gets the same numbers, or its refusal
+            where = dict(time_range=train_times, url=d.url, storage_options=d.storage_options)
+            try:
+                outcome = ("ok", compute_stats(self.ds, variables, d.static, **where))
+            except StoreError as err:  # the other ranks wait in the broadcast: tell them
+                outcome = ("refused", str(err))
+        kind, value = self.fabric.broadcast(outcome)
+        if kind == "refused":
+            raise StoreError(value)
+        return None, value
 
     def _build_model(self) -> None:
         cfg, fabric = self.cfg, self.fabric

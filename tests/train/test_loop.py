@@ -560,3 +560,25 @@ def test_device_crops_without_regions_say_so_and_cut_on_the_cpu(tiny_store, tmp_
     over = ["experiment=pytest", f"data.url={tiny_store}", "data.device_crops=true", "steps=2"]
     train(config(*over, f"run_dir={tmp_path / 'r'}"))
     assert "data.device_crops cuts crops of regions read lazily" in capsys.readouterr().out
+
+
+def test_two_ranks_both_refuse_a_non_finite_training_store(tiny_store, tmp_path):
+    """Rank 0 alone computes the statistics: its refusal of a NaN reaches rank 1, which
+    waited for the numbers (it hung until the process group timed out)."""
+    import shutil
+
+    import zarr
+
+    store = tmp_path / "nan.zarr"
+    shutil.copytree(tiny_store, store)
+    zarr.open_group(store, mode="r+")["u"][4, 1, 2, 3] = float("nan")
+    extra = ["devices=2", "strategy=ddp", "accelerator=cpu", "steps=2"]
+    try:
+        out = subprocess.run(
+            _cli(store, tmp_path / "run", *extra), capture_output=True, timeout=240, text=True
+        )
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"a rank hung: {err}")
+    assert out.returncode != 0
+    said = "non-finite value in 'u' at time index 4 (2020-01-01 12:00:00), face 1, face pixel"
+    assert out.stderr.count(said) >= 2, out.stderr[-3000:]  # once from each rank
