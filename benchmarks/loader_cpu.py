@@ -2,9 +2,10 @@
 # Copyright 2026 The screamcast authors
 """The loader's CPU time per crop: crops cut on the CPU against crops cut on the device.
 
-``python -m benchmarks.loader_cpu [--record] [--rounds 2]`` (~3 min): the production-shaped
-per-channel-dtype stack of ``benchmarks.crop_layouts`` (n = 256, 40 channels, float16 with
-one channel float32, as the ingestion writes surface pressure; 33 times) on the local disk,
+``python -m benchmarks.loader_cpu [--record] [--rounds 2] [--quick]`` (~4 min; ``--quick``
+~1 min, not recorded): the production-shaped per-channel-dtype stack of
+``benchmarks.crop_layouts`` (n = 256, 40 channels, float16 with one channel float32, as the
+ingestion writes surface pressure; 33 times) on the local disk,
 crops of 192 at k = 1, 8 cut from each whole-face region, the crops of 16 regions shuffled
 together (a window, ``configs/data/s3.yaml``), batches of 8. Every path delivers the same
 crops of the same windows:
@@ -45,7 +46,6 @@ from screamcast.grid import PhysicsGrid, TileLayout
 
 PER_REGION, WINDOW, ROUNDS, BATCH, WORKERS = 8, 16, 2, 8, 8
 TIMES = 33  # 32 start times x 6 faces: a window's 16 regions are seldom drawn twice
-PER_WINDOW = PER_REGION * WINDOW
 SHAPE = dict(n=layouts.N, channels=len(layouts.CHANNELS), crop=layouts.CROP, k=1, times=TIMES)
 SHAPE |= dict(per_region=PER_REGION, window=WINDOW, batch=BATCH, workers=WORKERS)
 
@@ -68,8 +68,9 @@ def one_round(workers: list[CropDataset], windows: RegionWindows, cutter: Device
     """Seconds of CPU per crop for window ``w``, each path. ``workers``: datasets of their
     own (a region cache each), batch ``i`` of the window cut by ``workers[i % len]``, as
     PyTorch's workers take batches in turn: the first alone is one worker's cost."""
-    first = w * PER_WINDOW
-    batches = [list(range(first + b, first + b + BATCH)) for b in range(0, PER_WINDOW, BATCH)]
+    per = windows.per_window
+    first = w * per
+    batches = [list(range(first + b, first + b + BATCH)) for b in range(0, per, BATCH)]
     out = {"cpu_1_worker": cpu_seconds(lambda: [workers[0].__getitems__(b) for b in batches])}
     out[f"cpu_{len(workers)}_workers"] = cpu_seconds(
         lambda: [workers[i % len(workers)].__getitems__(b) for i, b in enumerate(batches)]
@@ -79,11 +80,11 @@ def one_round(workers: list[CropDataset], windows: RegionWindows, cutter: Device
 
     def cut():
         ext = cutter.extended(item[0])
-        for b in range(0, PER_WINDOW, BATCH):
+        for b in range(0, per, BATCH):
             cutter.cut([(ext, item[0], j) for j in range(b, b + BATCH)])
 
     out["device_stage"] = cpu_seconds(cut)
-    return {k: v / PER_WINDOW for k, v in out.items()}
+    return {k: v / per for k, v in out.items()}
 
 
 ROWS = {
@@ -128,13 +129,17 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--record", action="store_true", help="benchmarks/results/loader_cpu.json")
     ap.add_argument("--rounds", type=int, default=ROUNDS)
+    ap.add_argument("--quick", action="store_true", help="9 times, windows of 4, 1 round (~1 min)")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "stacked_mixed.zarr"
-        layouts.write(store, "stacked_mixed", times=TIMES)
-        workers, dev = [dataset(store) for _ in range(WORKERS)], dataset(store)
+        times, window = (9, 4) if a.quick else (TIMES, WINDOW)
+        layouts.write(store, "stacked_mixed", times=times)
+        workers = [dataset(store, window) for _ in range(WORKERS)]
+        dev = dataset(store, window)
         windows, cutter = RegionWindows(dev, 0), DeviceCrops(dev, "cpu")
-        rounds = [one_round(workers, windows, cutter, w) for w in range(a.rounds + 1)][1:]
+        count = 1 if a.quick else a.rounds
+        rounds = [one_round(workers, windows, cutter, w) for w in range(count + 1)][1:]
     per_crop = {k: float(np.median([r[k] for r in rounds])) for k in rounds[0]}
     loader = per_crop["device_loader"]
     ratios = {k: v / loader for k, v in per_crop.items() if k.startswith("cpu")}
@@ -150,9 +155,9 @@ def main(argv: list[str] | None = None) -> dict:
         "ratio_to_device_loader": ratios,
         "node_cores": cores,
         "rounds": [{k: 1e3 * v for k, v in r.items()} for r in rounds],
-        "shape": SHAPE,
+        "shape": SHAPE | dict(times=times, window=window),
     }
-    if a.record:
+    if a.record and not a.quick:
         command = "python -m benchmarks.loader_cpu " + " ".join(argv or sys.argv[1:])
         save_record("loader_cpu", "loader_cpu", command, body)
         write_block("loader_cpu", PERF_DOC, BEGIN, END, tables)
