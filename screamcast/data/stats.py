@@ -17,8 +17,6 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from screamcast.data.remote import StoreError
-from screamcast.data.store import ingestion_note
 from screamcast.grid.physics import PhysicsGrid
 
 
@@ -139,6 +137,10 @@ def check_finite(x: np.ndarray, store: tuple, var: str, times=None, t0: int = 0)
     finite = np.isfinite(x)
     if finite.all():
         return
+    # imported here: the model (and a lent GPU's check, which has no zarr) imports Stats
+    from screamcast.data.remote import StoreError
+    from screamcast.data.store import ingestion_note
+
     where = np.argwhere(~finite)[0]
     f, y, x_ = (int(i) for i in where[-3:])
     url, options = store
