@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 WINDOWS, TIMES = 3, 9
@@ -47,15 +48,13 @@ def device_crop_rates(device: torch.device) -> dict:
             loader.append((time.process_time() - t0) / per)
             _sync(device)
             t0 = time.perf_counter()
-            ext = cutter.extended(item)
-            for b in range(0, per, 8):
-                cutter.cut([(ext, item, j) for j in range(b, b + 8)])
+            loader_cpu.device_stage(cutter, item)
             _sync(device)
             stage.append((time.perf_counter() - t0) / per)
     peak = torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else None
     return {
-        "loader_cpu_ms_per_crop": 1e3 * sorted(loader[1:])[len(loader[1:]) // 2],
-        "device_ms_per_crop": 1e3 * sorted(stage[1:])[len(stage[1:]) // 2],
+        "loader_cpu_ms_per_crop": 1e3 * float(np.median(loader[1:])),
+        "device_ms_per_crop": 1e3 * float(np.median(stage[1:])),
         "device_peak_mb": peak,
         "shape": loader_cpu.SHAPE | {"window": 4, "times": TIMES},
     }

@@ -77,14 +77,15 @@ def one_round(workers: list[CropDataset], windows: RegionWindows, cutter: Device
     )
     item = []
     out["device_loader"] = cpu_seconds(lambda: item.append(windows[w]))
-
-    def cut():
-        ext = cutter.extended(item[0])
-        for b in range(0, per, BATCH):
-            cutter.cut([(ext, item[0], j) for j in range(b, b + BATCH)])
-
-    out["device_stage"] = cpu_seconds(cut)
+    out["device_stage"] = cpu_seconds(lambda: device_stage(cutter, item[0]))
     return {k: v / per for k, v in out.items()}
+
+
+def device_stage(cutter: DeviceCrops, item) -> None:
+    """The device's work on a window: its regions filled in, its crops cut in batches."""
+    ext = cutter.extended(item)
+    for b in range(0, len(item.crops), BATCH):
+        cutter.cut([(ext, item, j) for j in range(b, min(b + BATCH, len(item.crops)))])
 
 
 ROWS = {

@@ -76,22 +76,20 @@ class ReadUnit:
         or ``(None, None)``; made on first use, so that reading values never depends on it."""
         if self._raw is None:
             self._raw = (None, None)
-            if self.levels is not None and packing.of(self.array) is not None:
-                codec = packing.of(self.array)
+            codec = packing.of(self.array) if self.levels is not None else None
+            if codec is not None:
                 words = raw_stack.raw_words(self.array)
                 self._raw = (words, raw_stack.SlotDecoder.of(codec, self.levels))
         return self._raw
 
-    def _selection(self, sel: tuple, words: bool = False) -> tuple[tuple, tuple]:
-        """The array selection to read and the cut that gives the levels' span back
-        (``words``: the span of the decoder's slots, the exact channels' high words too)."""
-        levels = self._raw[1].slots if words else self.levels
-        lo, hi = min(levels), max(levels) + 1
+    def _selection(self, sel: tuple, array, picks: list[int]) -> tuple[tuple, tuple]:
+        """The selection of ``array`` to read and the cut that gives the span of its channels
+        ``picks`` back (a packed stack's words: the exact channels' high words too)."""
+        lo, hi = min(picks), max(picks) + 1
         full = (*sel[: self.axis], slice(lo, hi), *sel[self.axis :])
         if not self.whole_shards:
             return full, tuple(slice(None) for s in full if isinstance(s, slice))
-        array = self._raw[0] if words else self.array  # the words' channel axis holds C + E
-        shards, shape = array.shards, array.shape
+        shards, shape = array.shards, array.shape  # the words' channel axis holds C + E
         wide, cut = [], []
         for s, sh, size in zip(full, shards, shape, strict=True):
             if isinstance(s, slice):  # widened to shard boundaries, clipped to the array
@@ -118,7 +116,7 @@ class ReadUnit:
         raw_array, decoder = self._words() if raw else (None, None)
         words = raw_array is not None
         array, picks = (raw_array, decoder.slots) if words else (self.array, self.levels)
-        full, cut = self._selection(sel, words)
+        full, cut = self._selection(sel, array, picks)
         if shared is None:
             return self._take(await array.async_array.getitem(full), sel, cut, picks)
         key = (words, self.array.path)

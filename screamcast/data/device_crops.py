@@ -30,8 +30,7 @@ class RegionTable:
     """Where each pixel of a region (``size x size`` of an extended face) comes from in its
     flattened boxes (:meth:`LazyCropReads._read_words`' layout), and its position features."""
 
-    inner_at: torch.Tensor  # (Ni,) flat pixels of the region on its own face
-    inner_src: torch.Tensor  # (Ni,) their places in the boxes
+    inner_at: torch.Tensor  # (Ni,) flat pixels of the region on its own face: boxes' first Ni
     ring_at: torch.Tensor  # (Q,) flat pixels in the halo ring
     ring_src: torch.Tensor  # (Q, J) places of their KNN sources (0 where padded)
     ring_w: torch.Tensor  # (Q, J) float64 weights (0 where padded)
@@ -43,8 +42,8 @@ def region_table(crops: CropDataset, face: int, ry: int, rx: int, device) -> Reg
     size = crops.regions.size
     plan = plan_crop(crops.geo, face, ry, rx, size)
     h, w = (s.stop - s.start for s in plan.inner)
-    ys, xs = np.mgrid[plan.inner_at[0], plan.inner_at[1]]  # (h, w) region pixels
-    inner_at = (ys * size + xs).ravel()
+    rows, cols = np.mgrid[plan.inner_at[0], plan.inner_at[1]]  # (h, w) region pixels
+    inner_at = (rows * size + cols).ravel()
     sizes = [h * w] + [(ys.stop - ys.start) * (xs.stop - xs.start) for _, ys, xs in plan.boxes]
     starts = np.cumsum(sizes)  # where each neighbour box begins (after the own face's)
     pairs: list[list] = [[] for _ in plan.ring_at]  # per ring pixel: (source, weight) pairs
@@ -63,7 +62,6 @@ def region_table(crops: CropDataset, face: int, ry: int, rx: int, device) -> Reg
     as_tensor = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(device)  # noqa: E731
     return RegionTable(
         as_tensor(inner_at),
-        as_tensor(np.arange(h * w)),
         as_tensor(plan.ring_at),
         as_tensor(ring_src),
         as_tensor(ring_w),
@@ -111,7 +109,7 @@ class DeviceCrops:
         """``(..., size^2)`` region pixels from ``(..., N)`` box values: own-face pixels
         copied, ring pixels the float64 KNN sums (cast to float32, as on the CPU)."""
         out = values.new_empty((*values.shape[:-1], size * size))
-        out[..., table.inner_at] = values[..., table.inner_src]
+        out[..., table.inner_at] = values[..., : table.inner_at.numel()]  # own face's box
         ring = (values[..., table.ring_src].double() * table.ring_w).sum(-1)  # (..., Q)
         out[..., table.ring_at] = ring.float()
         return out

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from screamcast.data.remote import StoreError
-from screamcast.data.store import ingestion_note
+from screamcast.data.store import first_non_finite, ingestion_note
 
 
 class InMemoryExtendedFaces:
@@ -55,21 +55,11 @@ class InMemoryExtendedFaces:
         return ext
 
     def _check_finite(self, var: str, raw: np.ndarray, static: bool) -> None:
-        finite = np.isfinite(raw)
-        if not finite.all():
-            where = np.argwhere(~finite)[0]
-            t = None if static else self.t_lo + int(where[0])
-            when = "" if t is None else f" at time index {t} ({self.times[t]})"
-            f, y, x = (int(i) for i in where[-3:])
-            raise StoreError(
-                f"store {self.url}: non-finite value in '{var}'{when}, face {f}, "
-                f"face pixel (y={y}, x={x})"
-                + (
-                    ""
-                    if t is None
-                    else ingestion_note(self.url, self.storage_options, self.times[t])
-                )
-            )
+        found = first_non_finite(raw, self.url, var, None if static else self.times, self.t_lo)
+        if found is not None:
+            message, time = found
+            note = "" if time is None else ingestion_note(self.url, self.storage_options, time)
+            raise StoreError(message + note)
 
     def _windows(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
         """In-memory crops: views into the extended faces loaded by :meth:`_load_extended`."""

@@ -25,8 +25,8 @@ class LazyCropReads:
     def _from_region(self, arrays, t: int, face: int, oy: int, ox: int) -> dict[str, np.ndarray]:
         """The crop cut from its region (read once, kept for the window of crops that share
         it): square, ``regions.size`` a side, covering its block's origins plus a crop."""
-        R, s = self.regions.size, self.regions.stride
-        ry, rx = (min(o - o % s, self.layout.padded - R) for o in (oy, ox))
+        R = self.regions.size
+        ry, rx = self.region_origin(oy, ox)
         key = (t, face, ry, rx)
         region = self._region_cache.pop(key, None)
         if region is None:
@@ -36,6 +36,12 @@ class LazyCropReads:
             self._region_cache.popitem(last=False)
         win = (slice(oy - ry, oy - ry + self.crop), slice(ox - rx, ox - rx + self.crop))
         return {v: values[(..., *win)] for v, values in region.items()}
+
+    def region_origin(self, oy: int, ox: int) -> tuple[int, int]:
+        """The first pixel of the region (``regions.size`` a side) a crop at ``(oy, ox)`` is
+        cut from: its block's start, kept inside the extended face."""
+        R, s = self.regions.size, self.regions.stride
+        return tuple(min(o - o % s, self.layout.padded - R) for o in (oy, ox))
 
     def _read_lazy(
         self, arrays, t: int, face: int, oy: int, ox: int, size: int | None = None

@@ -34,13 +34,6 @@ class WindowItem(NamedTuple):
     crops: torch.Tensor  # (M, 3) int64: region index, oy, ox (the crop's in the extended face)
 
 
-def region_origin(crops: CropDataset, oy: int, ox: int) -> tuple[int, int]:
-    """The first pixel of the region a crop at ``(oy, ox)`` is cut from (as
-    :meth:`~screamcast.data.lazy_crops.LazyCropReads._from_region` reads it)."""
-    R, s = crops.regions.size, crops.regions.stride
-    return tuple(min(o - o % s, crops.layout.padded - R) for o in (oy, ox))
-
-
 class RegionWindows(torch.utils.data.Dataset):
     """Item ``w``: rank ``rank``'s window ``w`` of region crops (a :class:`WindowItem`)."""
 
@@ -66,7 +59,7 @@ class RegionWindows(torch.utils.data.Dataset):
         keys: dict[tuple, int] = {}  # (t, face, ry, rx) -> region index, first seen first
         index = np.empty((len(rows), 3), np.int64)
         for j, (t, face, oy, ox, _, _) in enumerate(rows.tolist()):
-            key = (t, face, *region_origin(crops, oy, ox))
+            key = (t, face, *crops.region_origin(oy, ox))
             index[j] = keys.setdefault(key, len(keys)), oy, ox
         crops._open()
         reads = [crops._read_words(*key, crops.regions.size) for key in keys]  # R x units

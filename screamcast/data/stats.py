@@ -106,8 +106,7 @@ def compute_stats(
         previous = None
         for b0 in range(lo, hi, block):
             x = ds[var].isel(time=slice(b0, min(b0 + block, hi))).values  # (t, 6, n, n)
-            times = ds["time"].values[b0 : b0 + len(x)]
-            check_finite(x, (url, storage_options), var, times, b0)
+            check_finite(x, (url, storage_options), var, ds["time"], b0)
             level.add(x, area)
             chained = x if previous is None else np.concatenate([previous, x])
             if chained.shape[0] > 1:
@@ -130,29 +129,24 @@ def compute_stats(
     return stats
 
 
-def check_finite(x: np.ndarray, store: tuple, var: str, times=None, t0: int = 0) -> None:
-    """Refuse ``x`` (``([t,] 6, n, n)``, the first at time index ``t0``) if it holds a
-    non-finite value, naming the first; ``store``: ``(url or None, storage options)``, whose
-    ingestion's record of missing times is quoted."""
-    finite = np.isfinite(x)
-    if finite.all():
+def check_finite(x: np.ndarray, store: tuple, var: str, time=None, t0: int = 0) -> None:
+    """Refuse ``x`` (``([t,] 6, n, n)``, the first at time index ``t0`` of the store's
+    ``time``) if it holds a non-finite value, naming the first; ``store``: ``(url or None,
+    storage options)``, whose ingestion's record of missing times is quoted."""
+    if np.isfinite(x).all():
         return
     # imported here: the model (and a lent GPU's check, which has no zarr) imports Stats
     from screamcast.data.remote import StoreError
-    from screamcast.data.store import ingestion_note
+    from screamcast.data.store import first_non_finite, ingestion_note
 
-    where = np.argwhere(~finite)[0]
-    f, y, x_ = (int(i) for i in where[-3:])
     url, options = store
-    when, advice = "", "; fix the data"
-    if times is not None:
-        when = f" at time index {t0 + int(where[0])} ({times[where[0]]})"
-        note = ingestion_note(url, options, times[where[0]]) if url else ""
+    times = None if time is None else time.values  # only now: a long cftime axis is slow
+    message, when = first_non_finite(x, url or "(in memory)", var, times, t0)
+    advice = "; fix the data"
+    if when is not None:
+        note = ingestion_note(url, options, when) if url else ""
         advice = note or "; fix the data, or choose a data.train_range without it"
-    raise StoreError(
-        f"store {url or '(in memory)'}: non-finite value in '{var}'{when}, face {f}, face pixel "
-        f"(y={y}, x={x_}): the normalisation statistics cannot be computed" + advice
-    )
+    raise StoreError(message + ": the normalisation statistics cannot be computed" + advice)
 
 
 def store_stats(ds: xr.Dataset, channels: list[str], name: str) -> Stats:

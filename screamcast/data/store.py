@@ -131,6 +131,23 @@ def ingestion_note(url: str, storage_options, time) -> str:
     return ""
 
 
+def first_non_finite(x: np.ndarray, url: str, var: str, times=None, t0: int = 0):
+    """``(message, time or None)`` naming the first non-finite value of ``x`` (``([t,] 6, n,
+    n)``, the first at time index ``t0`` of the store's ``times``); None where all are
+    finite. The caller adds what to do (:func:`ingestion_note` at that time)."""
+    finite = np.isfinite(x)
+    if finite.all():
+        return None
+    where = np.argwhere(~finite)[0]
+    f, y, x_ = (int(i) for i in where[-3:])
+    t = None if times is None else t0 + int(where[0])
+    when = "" if t is None else f" at time index {t} ({times[t]})"
+    message = (
+        f"store {url}: non-finite value in '{var}'{when}, face {f}, face pixel (y={y}, x={x_})"
+    )
+    return message, None if t is None else times[t]
+
+
 def describe_non_finite(
     fields: np.ndarray, names: Sequence[str], where: str, dims: str = "(face, y, x)"
 ) -> str | None:

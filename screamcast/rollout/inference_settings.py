@@ -41,9 +41,10 @@ def fitting_tiles(n: int, halo: int, levels: int) -> list[int]:
 
 def check_tile(tile: int, halo: int, levels: int, n: int) -> None:
     """Refuse an inference tile outside :func:`fitting_tiles`, listing those."""
-    if tile in fitting_tiles(n, halo, levels):
+    tiles = fitting_tiles(n, halo, levels)
+    if tile in tiles:
         return
-    fits = ", ".join(map(str, fitting_tiles(n, halo, levels)))
+    fits = ", ".join(map(str, tiles))
     if n % tile:
         raise RolloutError(
             f"{{stepper.tile}}: a tile of {tile} does not divide the face size {n} (tiles that "
