@@ -9,11 +9,6 @@ import argparse
 from pathlib import Path
 
 from screamcast.cli.guard import guarded
-from screamcast.sources.synthetic import (
-    DEMO_REFERENCE_COARSEN,
-    write_latlon_reference,
-    write_store,
-)
 
 
 @guarded
@@ -42,20 +37,27 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--reference-coarsen",
         type=int,
-        default=DEMO_REFERENCE_COARSEN,
+        default=None,
         help="model cells per reference cell along each axis (default 3: the demo's ne8pg2 "
         "for n = 48)",
     )
     ap.add_argument("--reference-step-hours", type=float, default=6.0)
     ap.add_argument("--latlon-reference", type=Path, help="also write a lat-lon reference here")
     args = ap.parse_args(argv)
+    from screamcast.sources.synthetic import (
+        DEMO_REFERENCE_COARSEN,
+        write_latlon_reference,
+        write_store,
+    )
+
+    args.reference_coarsen = args.reference_coarsen or DEMO_REFERENCE_COARSEN
+    if args.reference and args.n % args.reference_coarsen:  # before anything is written
+        ap.error(f"--reference-coarsen {args.reference_coarsen} must divide --n {args.n}")
     kw = dict(days=args.days, seed=args.seed, start=args.start, calendar=args.calendar)
     cube = dict(layout=args.layout)  # the lat-lon reference is one array per variable
     write_store(args.output, args.n, step_hours=args.step_hours, chunk=args.chunk, **kw, **cube)
     print(f"wrote {args.output}")
     if args.reference:
-        if args.n % args.reference_coarsen:
-            ap.error(f"--reference-coarsen {args.reference_coarsen} must divide --n {args.n}")
         n_ref = args.n // args.reference_coarsen
         write_store(
             args.reference,

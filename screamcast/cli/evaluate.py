@@ -11,7 +11,6 @@ import json
 import sys
 
 from screamcast.cli.guard import guarded
-from screamcast.evaluation.evaluate import evaluate
 
 
 @guarded
@@ -53,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         options = json.loads(a.storage_options)
         metrics = [m for m in a.metrics.split(",") if m]
         figures = not a.no_figures
+        from screamcast.evaluation.evaluate import evaluate
+
         table = evaluate(
             a.output, a.truth, report, options, a.climatology, a.tile, figures, metrics
         )

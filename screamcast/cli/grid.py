@@ -17,7 +17,6 @@ import time
 import numpy as np
 
 from screamcast.cli.guard import guarded
-from screamcast.grid import PhysicsGrid, TileLayout
 
 
 def smooth_field(xyz: np.ndarray) -> np.ndarray:
@@ -25,7 +24,7 @@ def smooth_field(xyz: np.ndarray) -> np.ndarray:
     return x + 2 * y * z + 0.5 * (3 * z**2 - 1)
 
 
-def check_bytes(layout: TileLayout) -> int:
+def check_bytes(layout) -> int:
     """About what the checks hold at once: per extended-face pixel, ``k`` int64 sources and
     float64 weights in three copies (the extended faces, the tiles, the errors) and the
     grid's coordinates and areas."""
@@ -52,6 +51,8 @@ def main(argv: list[str] | None = None) -> None:
 
     t0 = time.perf_counter()
     try:
+        from screamcast.grid import PhysicsGrid, TileLayout
+
         grid = PhysicsGrid.from_name(args.grid)
         layout = TileLayout(grid, args.tile, args.halo, k=args.k)
     except ValueError as err:

@@ -16,7 +16,6 @@ from screamcast.cli.guard import guarded
 from screamcast.data.credentials import redact
 from screamcast.data.remote import is_s3, s3_message
 from screamcast.ingest.errors import IngestError
-from screamcast.ingest.run import IngestOptions, ingest
 
 
 def parser() -> argparse.ArgumentParser:
@@ -80,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     storage_options: dict = {}
     try:
         storage_options = json.loads(a.storage_options)
+        from screamcast.ingest.run import IngestOptions, ingest
+
         options = IngestOptions(
             sources=a.sources,
             output=a.output,

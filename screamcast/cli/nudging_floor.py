@@ -10,17 +10,6 @@ import sys
 
 from screamcast.cli.guard import guarded
 from screamcast.config.choices import INCREMENTS, TIME_INTERPOLATIONS
-from screamcast.config.strict import ConfigError
-from screamcast.data.calendar import calendar_of
-from screamcast.data.store import open_store
-from screamcast.evaluation.nudging_floor import perfect_model_errors
-from screamcast.rollout.nudging import RelaxationConfig, open_reference
-
-FLAGS = {
-    "nudging.tau_hours": "--nudge-tau-hours",
-    "nudging.increment": "--nudge-increment",
-    "nudging.time": "--nudge-time",
-}
 
 
 @guarded
@@ -32,7 +21,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", required=True, help="the nudging reference (cube or lat-lon)")
     ap.add_argument("--steps", type=int, default=48)
     ap.add_argument("--start", type=int, default=None, help="time index (default: the last)")
-    ap.add_argument("--nudge-vars", default="u,v,temperature")
+    ap.add_argument(
+        "--nudge-vars",
+        help="comma-separated (default: the store's winds and temperature, every level, as "
+        "the rollout's default)",
+    )
     ap.add_argument("--nudge-tau-hours", type=float, default=6.0)
     ap.add_argument("--nudge-increment", choices=INCREMENTS, default="bicubic")
     ap.add_argument("--nudge-time", choices=TIME_INTERPOLATIONS, default="cubic")
@@ -40,28 +33,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.steps < 1:
         ap.error(f"--steps must be >= 1, got {args.steps}")
-    try:  # the relaxation's own check of its settings, worded with these flags
-        RelaxationConfig(args.nudge_tau_hours, args.nudge_increment, args.nudge_time)
-    except ConfigError as err:
-        ap.error(err.worded(lambda key: FLAGS.get(key, key)))
+    if not args.nudge_tau_hours > 0:  # the relaxation's own check; the choices argparse's
+        ap.error(f"--nudge-tau-hours must be positive, got {args.nudge_tau_hours}")
     try:
         leads = [int(k) for k in args.leads.split(",")]
     except ValueError:
         ap.error(f"--leads: comma-separated steps such as 1,6,12, got {args.leads!r}")
-    variables = args.nudge_vars.split(",")
     try:
-        truth = open_store(args.data, variables=variables)
-        reference = open_reference(args.reference, variables, calendar_of(truth["time"].values))
-        errors = perfect_model_errors(
-            truth,
-            reference,
-            variables,
-            args.steps,
-            args.start,
-            args.nudge_tau_hours,
-            args.nudge_increment,
-            args.nudge_time,
-        )
+        errors = _errors(args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -71,6 +50,44 @@ def main(argv: list[str] | None = None) -> int:
         cells = [f"{e['rmse'][k]:.4g} ({e['persistence_rmse'][k]:.4g})" for k in leads]
         print(f"  {v:12s} " + "  ".join(cells))
     return 0
+
+
+def _errors(args) -> dict:
+    """The perfect model's errors (the stores and torch imported only now)."""
+    from screamcast.data.calendar import calendar_of
+    from screamcast.data.store import open_store
+    from screamcast.evaluation.nudging_floor import perfect_model_errors
+    from screamcast.rollout.nudging import open_reference
+
+    variables = _variables(args.data, args.nudge_vars)
+    truth = open_store(args.data, variables=variables)
+    reference = open_reference(args.reference, variables, calendar_of(truth["time"].values))
+    return perfect_model_errors(
+        truth,
+        reference,
+        variables,
+        args.steps,
+        args.start,
+        args.nudge_tau_hours,
+        args.nudge_increment,
+        args.nudge_time,
+    )
+
+
+def _variables(data: str, given: str | None) -> list[str]:
+    """The channels to nudge: those given, else the rollout's default for this store."""
+    from screamcast.data.channels import expand
+    from screamcast.data.store import open_store
+    from screamcast.rollout.nudging.default_variables import NoDefaultNudgingError, default_nudged
+
+    if given:
+        return given.split(",")
+    ds = open_store(data)
+    names = [str(v) for v in ds.data_vars if "time" in ds[v].dims]
+    try:
+        return expand(ds, default_nudged(names), where=f"store {data}")
+    except NoDefaultNudgingError as err:
+        raise ValueError(str(err).replace("{nudging.variables}", "--nudge-vars")) from None
 
 
 if __name__ == "__main__":

@@ -91,8 +91,9 @@ FLAGS = (
     Flag(
         "--nudge-vars",
         "nudging.variables",
-        "comma-separated (default: u,v,temperature); T_mid nudges all its levels, T_mid[10:] "
-        "those from level index 10 down",
+        "comma-separated (default: the checkpoint's winds and temperature, every level, by "
+        "name: u/U, v/V, temperature/T_mid/T); T_mid nudges all its levels, T_mid[10:] those "
+        "from level index 10 down",
         "list",
     ),
     Flag(
@@ -129,8 +130,8 @@ FLAGS = (
     Flag(
         "--tile",
         "stepper.tile",
-        "inference tiles' side in pixels, dividing the face (default: the largest that fits, "
-        "docs/rollout.md; a resume keeps its output's)",
+        "inference tiles' side in pixels, dividing the face (default: the largest that fits; "
+        "with --halo-adjoint the training tile; a resume keeps its output's)",
         type=int,
     ),
     Flag(

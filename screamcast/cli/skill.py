@@ -12,10 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from screamcast.checkpoint_io import CheckpointError
 from screamcast.cli.guard import guarded
-from screamcast.cli.hydra_config import compose_train
-from screamcast.train.skill import inner_margin, persistence_and_model_rmse
+from screamcast.cli.hydra_config import CONFIGS, compose_train
 
 
 @guarded
@@ -24,11 +22,26 @@ def main(argv: list[str] | None = None) -> int:
     if {"-h", "--help"} & set(argv):
         print(__doc__)
         return 0
+    flags = [a for a in argv if a.startswith("-")]
+    if flags:
+        said = f"{flags[0]}: the skill takes training overrides (key=value), no flags"
+        print(f"error: {said}; see --help", file=sys.stderr)
+        return 2
+    from screamcast.config.train_checks import TrainConfigError, check_overrides
+
+    try:
+        check_overrides(argv, CONFIGS)
+    except TrainConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     cfg = compose_train(argv)
     best = Path(cfg.run_dir) / "best.pth"
     if not best.is_file():
         print(f"error: {best} does not exist (run_dir= names a training run)", file=sys.stderr)
         return 2
+    from screamcast.checkpoint_io import CheckpointError
+    from screamcast.train.skill import inner_margin, persistence_and_model_rmse
+
     try:
         rmse = persistence_and_model_rmse(cfg, str(best))
     except (ValueError, CheckpointError) as err:  # a store or checkpoint unlike the config's

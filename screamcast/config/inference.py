@@ -158,7 +158,7 @@ class NudgingSection:
     tau_hours: float = 6.0
     increment: str = "bicubic"
     time: str = "cubic"  # the reference between its samples: cubic or linear
-    variables: list[str] = field(default_factory=list)  # default: u, v, temperature
+    variables: list[str] = field(default_factory=list)  # default: the winds and temperature
     partial_reference: str = "nudge"  # a regional reference: nudge inside it, or refuse
     # a plug-in method's own settings (its registered dataclass's keys); the keys above that
     # are not every method's (tau_hours, increment, time, partial_reference) are the built-in

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import zarr
-
 log = logging.getLogger(__name__)
 
 # Retries: botocore's "standard" mode (exponential backoff with jitter on throttling, 5xx and
@@ -158,6 +156,8 @@ def zarr_store(
     options = dict(storage_options or {})
     if "config_kwargs" in options:  # botocore edits the nested dicts in place: not the caller's
         options["config_kwargs"] = copy.deepcopy(options["config_kwargs"])
+    import zarr  # here: the commands' first word must not wait for it
+
     if not is_s3(url):
         path = Path(url)
         if not path.exists():
@@ -237,6 +237,8 @@ def obstore_store(url: str, options: dict) -> Any:
         retry_config=retry,
         **config,
     )
+    import zarr
+
     return zarr.storage.ObjectStore(s3, read_only=True)
 
 

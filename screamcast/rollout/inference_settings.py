@@ -79,6 +79,37 @@ def auto_tile(n: int, train_tile: int, halo: int, levels: int, world: int = 1) -
     return next((t for t in larger if balanced(world, n // t)), train_tile)
 
 
+def adjoint_tile(n: int, train_tile: int, halo: int, levels: int) -> int:
+    """The automatic tile with the halo adjoint: the checkpoint's training tile (the
+    overlap-add was measured there, docs/rollout.md), else the largest fitting tile that
+    leaves a face more than one tile, else the smallest that fits."""
+    tiles = fitting_tiles(n, halo, levels)
+    if train_tile in tiles and train_tile < n:
+        return train_tile
+    seamed = [t for t in tiles if t < n]
+    return seamed[-1] if seamed else tiles[0]
+
+
+def check_adjoint_tile(
+    tile: int, n: int, halo_adjoint: bool, cross_face: bool, tiles: list[int]
+) -> None:
+    """Refuse the intra-face halo adjoint at one tile a face: no two tiles of a face overlap,
+    so it would silently reassemble as the crop does."""
+    if not halo_adjoint or cross_face or tile < n:
+        return
+    smaller = ", ".join(str(t) for t in tiles if t < n) or "none"
+    raise RolloutError(
+        f"{{stepper.halo_adjoint}}: at {{stepper.tile}} {tile} each face is one tile, so the "
+        f"intra-face halo adjoint has no overlapping halos to add and would change nothing; "
+        f"give a smaller tile (tiles that fit: {smaller}), or add "
+        "{stepper.halo_adjoint_cross_face} to add the halos across the cube's edges, or drop "
+        "{stepper.halo_adjoint}",
+        "stepper.halo_adjoint",
+        "stepper.tile",
+        "stepper.halo_adjoint_cross_face",
+    )
+
+
 def concrete(
     c: InferenceConfig, desc, n: int, world: int = 1, resumed: dict | None = None
 ) -> InferenceConfig:
@@ -87,9 +118,14 @@ def concrete(
     s, halo, levels = c.stepper, int(desc.grid.halo), int(desc.model["levels"])
     resumed = resumed or {}
     tile = s.tile or resumed.get("tile")
+    if tile is None and s.halo_adjoint:  # tiles whose halos overlap: the training tile's
+        tile = adjoint_tile(n, int(desc.grid.tile), halo, levels)
     if tile is None:
         tile = auto_tile(n, int(desc.grid.tile), halo, levels, world)
     check_tile(int(tile), halo, levels, n)
+    check_adjoint_tile(
+        int(tile), n, s.halo_adjoint, s.halo_adjoint_cross_face, fitting_tiles(n, halo, levels)
+    )
     precision = s.precision
     if precision == "auto":
         precision = resumed.get("precision") or resolve_precision("auto", s.device)

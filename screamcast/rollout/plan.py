@@ -65,6 +65,7 @@ from screamcast.rollout.nudging import (
     method_settings,
     open_reference,
 )
+from screamcast.rollout.nudging.default_variables import NoDefaultNudgingError, default_nudged
 from screamcast.rollout.rollout_step import effective_correctors, effective_hyperdiffusion
 from screamcast.rollout.stepper import Reassembly, resolve_precision
 
@@ -205,11 +206,10 @@ def _corrector(c: InferenceConfig, prog: list[str], dt, ds, out_times) -> Correc
     n = c.nudging
     if not n.reference:
         return None
-    defaults = [v for v in prog if v in ("u", "v", "temperature")]
     where = f"{{nudging.variables}} ({c.initial_condition.data})"
     try:  # a 3-D variable stands for all its channels, T_mid[10:] for those from level 10 on
-        variables = expand(ds, n.variables, where=where) or defaults
-    except ChannelError as err:
+        variables = expand(ds, n.variables, where=where) or default_nudged(prog)
+    except (ChannelError, NoDefaultNudgingError) as err:
         raise RolloutError(str(err), "nudging.variables") from None
     unknown = [v for v in variables if v not in prog]
     if unknown:

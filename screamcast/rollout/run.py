@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import sys
 from collections.abc import Callable
 
 import torch
@@ -21,6 +22,7 @@ import torch
 from screamcast.config.inference import InferenceConfig
 from screamcast.rollout.driver import drive
 from screamcast.rollout.exchange import Exchange, LocalExchange
+from screamcast.rollout.nudging.default_variables import summary
 from screamcast.rollout.plan import RolloutError, RolloutInputs, RolloutPlan, plan_rollout
 from screamcast.rollout.rollout_step import check_correctors
 from screamcast.rollout.threads import rollout_threads
@@ -49,6 +51,8 @@ def run_rollout(
     summary = {"output": str(plan.output), "steps": config.output.steps, "attrs": plan.attrs}
     try:
         rank, world, device = _ranks(config.stepper.device, config.stepper.timeout_minutes)
+        if rank == 0:
+            print(describe(plan.attrs), file=sys.stderr, flush=True)
         # rank 0 scores each step as it runs (on several ranks, the globe gathered to it)
         scores = scoring(plan, inputs) if scoring is not None and rank == 0 else None
         with rollout_threads(config.stepper.threads) as (threads, why):
@@ -57,6 +61,22 @@ def run_rollout(
     finally:
         inputs.close()
     return summary | {"scores": scores}
+
+
+def describe(attrs: dict) -> str:
+    """The plan in two lines, from what the output records: how it steps and what it nudges
+    (the defaults are resolved in the plan, so the user sees what they became)."""
+    reassembly = attrs["reassembly"]
+    if attrs["halo_adjoint"]:
+        reassembly += f" ({attrs['halo_adjoint_window']} window)"
+    stepping = f"rollout: tile {attrs['tile']}, {reassembly} reassembly, {attrs['precision']}"
+    if not attrs["nudging"]:
+        return f"{stepping}; not nudged (no reference)"
+    nudged = summary(attrs["nudge_vars"].split(",")) if "nudge_vars" in attrs else "its variables"
+    tau = f"tau {attrs['nudge_tau_hours']:g} h, " if "nudge_tau_hours" in attrs else ""
+    return (
+        f"{stepping}\nnudging: {nudged} toward {attrs['reference']} ({tau}{attrs['nudge_method']})"
+    )
 
 
 def _drive(plan: RolloutPlan, inputs: RolloutInputs, rank: int, world: int, device, scores):

@@ -22,6 +22,7 @@ from lightning.fabric import Fabric
 from screamcast import checkpoint_format as fmt
 from screamcast import checkpoint_io as cio
 from screamcast.config import TrainConfig, check_schema
+from screamcast.config.train_checks import check_settings
 from screamcast.data.batch import CropBatch, CubeBatch
 from screamcast.data.calendar import calendar_of, seconds
 from screamcast.data.compatible import channel_levels
@@ -34,6 +35,7 @@ from screamcast.data.store import dataset_grid, open_configured, time_step
 from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
+from screamcast.train import metrics_log as mlog
 from screamcast.train import run_dir as run_dir_
 from screamcast.train import threads
 from screamcast.train.checkpoint_contents import (
@@ -43,9 +45,8 @@ from screamcast.train.checkpoint_contents import (
 )
 from screamcast.train.free_run import free_starts, selection_score
 from screamcast.train.losses import loss_function
-from screamcast.train.metrics_log import MetricsLog, log_line, progress_bar, show_progress
 from screamcast.train.objectives import objective
-from screamcast.train.run_state import PreemptionFlag, set_rng_state
+from screamcast.train.run_state import PreemptionFlag, loaded_line, set_rng_state
 from screamcast.train.schedulers import build_scheduler
 from screamcast.train.stage_notes import demo_store_note
 from screamcast.train.weight_average import WeightAverage
@@ -90,6 +91,7 @@ def make_fabric(cfg: TrainConfig) -> Fabric:
 def train(cfg: TrainConfig) -> Path:
     """Run (or resume) one training stage; returns the run directory."""
     check_schema(cfg)
+    check_settings(cfg)  # before any store is opened or model built
     fabric = make_fabric(cfg)
     run_dir = Path(cfg.run_dir)
     held: list[FileLock] = []  # rank 0's lock stays here (not broadcast to the other ranks)
@@ -101,6 +103,8 @@ def train(cfg: TrainConfig) -> Path:
     finally:
         for lock in held:
             lock.release()
+    if trainer.stopped_by is not None:  # saved and resumable, but not finished: say so
+        raise run_dir_.TrainingStopped(trainer.stopped_by, run_dir)
     return run_dir
 
 
@@ -120,6 +124,7 @@ class Trainer:
         self.levels = channel_levels(self.ds, names)  # likewise: what each channel index is
         self.resumed_from = cio.choose_resume_checkpoint(run_dir, fabric)
         self.step, self.samples, self.best = 0, 0, float("inf")
+        self.stopped_by: int | None = None  # the signal that stopped fit() early
         self._build_model()
         self._build_data()
 
@@ -131,6 +136,8 @@ class Trainer:
         if ckpt is not None:
             desc = fmt.ModelDescription.from_dict(ckpt["description"])
             check_compatible(desc, cfg, str(path), self.ds.attrs["grid"])
+            if not self.resumed_from:
+                self.fabric.print(loaded_line(path, ckpt), flush=True)
             return ckpt, Stats.from_dict(ckpt["description"]["stats"])
         T = self.ds.sizes["time"]
         variables = d.prognostic + d.diagnostic
@@ -337,14 +344,14 @@ class Trainer:
 
     def fit(self) -> None:
         cfg = self.cfg
-        log = MetricsLog(
+        log = mlog.MetricsLog(
             self.run_dir / "metrics.csv",
             self.rank0,
             resumed_at=self.step if self.resumed_from else None,
         )
-        bar = progress_bar(self.fabric, cfg, self.step)
-        t0, seen0, start = time.perf_counter(), self.samples, self.step
-        t_fetch = t0
+        bar = mlog.progress_bar(self.fabric, cfg, self.step)
+        t0, start = time.perf_counter(), self.step
+        t_fetch, rate = t0, mlog.CurrentRate(self.samples)
         with PreemptionFlag() as flag:
             for batch in self.loader:
                 row = {"data_ms": 1e3 * (time.perf_counter() - t_fetch)}  # waited for the batch
@@ -358,12 +365,12 @@ class Trainer:
                     row |= self._validation_row()
                 is_best = row.get("valid_score", float("inf")) < self.best
                 self.best = min(self.best, row.get("valid_score", self.best))
-                row["images_per_s"] = (self.samples - seen0) / (time.perf_counter() - t0)
+                row["images_per_s"] = rate.update(self.samples)  # over the last seconds
                 if self.step % cfg.log_every == 0 or "valid_loss" in row:
                     log.write(row)
                     if bar is None:  # no progress bar: a line per log_every instead
-                        self.fabric.print(log_line(row, cfg.steps), flush=True)
-                show_progress(bar, row)
+                        self.fabric.print(mlog.log_line(row, cfg.steps), flush=True)
+                mlog.show_progress(bar, row)
                 stop = flag.should_stop(self.fabric)
                 if is_best or stop or self._due(cfg.checkpoint_every):
                     self.save(is_best)
@@ -373,19 +380,10 @@ class Trainer:
                         f"{self.run_dir}/latest.pth at step {self.step}, exiting; resume "
                         "with the same command (its run_dir is resumed from latest.pth)"
                     )
+                    self.stopped_by = int(flag.signum)
                     break
                 t_fetch = time.perf_counter()
         if bar is not None:
             bar.close()
-        self.fabric.print(self._summary(time.perf_counter() - t0, start), flush=True)
-
-    def _summary(self, seconds: float, start: int) -> str:
-        """What the run did and where its checkpoints are: the last line a job log shows."""
-        best = f"{self.best:.5g}" if self.best < float("inf") else "none (no validation ran)"
-        days = self.cfg.global_unroll.valid_free_days
-        what = f"score (free runs of {days:g} days: held, then loss or climate)" if days else "loss"
-        return (
-            f"trained steps {start + 1}-{self.step} of {self.cfg.steps} in {seconds:.0f} s; "
-            f"best validation {what} {best}; checkpoints in {self.run_dir} (latest.pth, "
-            "best.pth)"
-        )
+        seconds = time.perf_counter() - t0
+        self.fabric.print(mlog.run_summary(cfg, self.best, start, self.step, seconds), flush=True)

@@ -110,3 +110,34 @@ def show_progress(bar, row: dict) -> None:
             lr=f"{row['lr']:.2e}",
             img_s=f"{row['images_per_s']:.1f}",
         )
+
+
+class CurrentRate:
+    """Images a second over about the last ``window`` seconds: the rate the run has now (an
+    average since start-up hides a slowdown behind the first minutes, and the start-up's
+    statistics pass and compilation behind a fast step)."""
+
+    def __init__(self, samples: int, window: float = 30.0):
+        import time
+
+        self.window, self.clock = window, time.perf_counter
+        self.marks = [(self.clock(), samples)]
+
+    def update(self, samples: int) -> float:
+        now = self.clock()
+        self.marks.append((now, samples))
+        while len(self.marks) > 2 and now - self.marks[1][0] >= self.window:
+            self.marks.pop(0)  # keep one mark at least ``window`` old
+        t, seen = self.marks[0]
+        return (samples - seen) / max(now - t, 1e-9)
+
+
+def run_summary(cfg, best: float, start: int, step: int, seconds: float) -> str:
+    """What the run did and where its checkpoints are: the last line a job log shows."""
+    said = f"{best:.5g}" if best < float("inf") else "none (no validation ran)"
+    days = cfg.global_unroll.valid_free_days
+    what = f"score (free runs of {days:g} days: held, then loss or climate)" if days else "loss"
+    return (
+        f"trained steps {start + 1}-{step} of {cfg.steps} in {seconds:.0f} s; "
+        f"best validation {what} {said}; checkpoints in {cfg.run_dir} (latest.pth, best.pth)"
+    )

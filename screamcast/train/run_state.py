@@ -87,3 +87,15 @@ class PreemptionFlag:
             return self.requested
         flag = torch.tensor(float(self.requested), device=getattr(fabric, "device", "cpu"))
         return bool(fabric.all_reduce(flag, reduce_op="max").item() > 0)
+
+
+def loaded_line(path, ckpt: Mapping[str, Any]) -> str:
+    """What ``init_from`` loaded: the weights of which run, its step and variables (the new
+    stage's own optimizer, schedule and counters start afresh)."""
+    desc = ckpt.get("description", {})
+    names = desc.get("variables", {})
+    prognostic = ", ".join(names.get("prognostic", [])) or "?"
+    return (
+        f"init_from: loaded the weights of {path} (step {ckpt.get('step', '?')}; prognostic "
+        f"{prognostic}); optimizer, schedule and step start afresh"
+    )

@@ -112,8 +112,8 @@ def test_the_evaluate_cli_scores_an_output_and_writes_a_report(
 
 def test_evaluate_against_a_lat_lon_truth(tiny_checkpoint, tiny_store, tmp_path):
     """Scored at the truth's lat-lon cells, against the output's mean over each cell."""
-    from screamcast.cli import evaluate
     from screamcast.data.store import open_store
+    from screamcast.evaluation import evaluate
     from screamcast.grid.to_latlon import CubeToLatLonMean
 
     out = tmp_path / "r.zarr"

@@ -8,7 +8,13 @@ import pytest
 
 from screamcast.cli import rollout as cli
 from screamcast.rollout.domain import blocks
-from screamcast.rollout.inference_settings import auto_tile, balanced, check_same_settings
+from screamcast.rollout.inference_settings import (
+    adjoint_tile,
+    auto_tile,
+    balanced,
+    check_adjoint_tile,
+    check_same_settings,
+)
 from screamcast.rollout.plan import RolloutError
 from screamcast.rollout.stepper import resolve_precision
 from tests.rollout.test_run_nudged import args, open_out
@@ -95,3 +101,48 @@ def _killed_after_first_step(path) -> None:
     group = zarr.open_group(path, mode="r+")
     group.attrs["complete_steps"] = 2
     group["u"][2:] = 0.0
+
+
+@pytest.mark.parametrize(
+    "n, train, halo, levels, tile",
+    [
+        (32, 16, 8, 2, 16),  # the Held-Suarez emulator: its training tile, 4 a face
+        (16, 8, 4, 2, 8),  # the tests' tiny checkpoint
+        (16, 16, 8, 2, 8),  # trained on whole faces: the largest tile that leaves seams
+        (30, 6, 5, 4, 6),
+    ],
+)
+def test_the_adjoints_automatic_tile_is_the_training_tile_or_one_with_seams(
+    n, train, halo, levels, tile
+):
+    assert adjoint_tile(n, train, halo, levels) == tile
+
+
+def test_the_intra_face_adjoint_at_one_tile_a_face_is_refused_naming_the_settings():
+    check_adjoint_tile(8, 16, True, False, [4, 8, 16])  # tiles overlap: fine
+    check_adjoint_tile(16, 16, True, True, [4, 8, 16])  # across the edges: it adds there
+    check_adjoint_tile(16, 16, False, False, [4, 8, 16])  # the crop: nothing to do
+    with pytest.raises(RolloutError) as err:
+        check_adjoint_tile(16, 16, True, False, [4, 8, 16])
+    said = err.value.worded(lambda key: {"stepper.tile": "--tile"}.get(key, key))
+    assert "at --tile 16 each face is one tile" in said and "(tiles that fit: 4, 8)" in said
+
+
+def test_the_halo_adjoint_defaults_to_the_training_tile_and_changes_the_output(
+    tiny_checkpoint, tiny_store, tmp_path, capsys
+):
+    """The tiny checkpoint (tile 8, n = 16): --halo-adjoint alone rolls out on tiles of 8, and
+    differs from the crop there; at --tile 16 it is refused (it had been bit-identical to the
+    whole-face crop, silently)."""
+    crop, adjoint = tmp_path / "crop.zarr", tmp_path / "adjoint.zarr"
+    assert cli.main(args(tiny_checkpoint, tiny_store, crop, "--tile", "8", steps=1)) == 0
+    assert cli.main(args(tiny_checkpoint, tiny_store, adjoint, "--halo-adjoint", steps=1)) == 0
+    a, b = open_out(crop), open_out(adjoint)
+    assert int(b.attrs["tile"]) == 8 and b.attrs["reassembly"] != a.attrs["reassembly"]
+    assert "rollout: tile 8, intra-face (cosine window) reassembly, fp32" in capsys.readouterr().err
+    assert float(np.abs(a.u.values[1] - b.u.values[1]).max()) > 1e-4
+    refused = tmp_path / "refused.zarr"
+    argv = args(tiny_checkpoint, tiny_store, refused, "--halo-adjoint", "--tile", "16", steps=1)
+    assert cli.main(argv) == 2
+    said = capsys.readouterr().err
+    assert "--halo-adjoint: at --tile 16 each face is one tile" in said and not refused.exists()

@@ -24,7 +24,7 @@ def test_whole_face_tiles_run_record_their_tile_and_keep_the_first_steps_skill(
     base, whole = tmp_path / "t8.zarr", tmp_path / "t16.zarr"
     training = ("--halo-adjoint", "--tile", "8")
     assert cli.main(args(tiny_checkpoint, tiny_store, base, *training, steps=2)) == 0
-    argv = args(tiny_checkpoint, tiny_store, whole, "--halo-adjoint", "--tile", "16", steps=2)
+    argv = args(tiny_checkpoint, tiny_store, whole, "--tile", "16", steps=2)
     assert cli.main(argv) == 0
     a, b = open_out(base), open_out(whole)
     assert int(a.attrs["tile"]) == 8 and int(b.attrs["tile"]) == 16

@@ -358,7 +358,7 @@ def test_production_config_sets_defaults_and_checks_the_checkpoint(
 ):
     config = ROOT / "configs" / "production" / "multistep_nudged.yaml"
     parsed, _ = cli.parse(["--config", str(config)])
-    assert parsed.stepper.halo_adjoint and parsed.nudging.variables == ["u", "v", "temperature"]
+    assert parsed.stepper.halo_adjoint and parsed.nudging.variables == []  # the default
     assert parsed.stepper.batch_size == 32 and not parsed.stepper.halo_adjoint_cross_face
     argv = args(tiny_checkpoint, tiny_store, tmp_path / "o.zarr", "--config", str(config))
     assert cli.main([*argv, "--reference", str(tiny_reference)]) == 2  # a nudged config
