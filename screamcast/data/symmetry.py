@@ -37,12 +37,15 @@ def cell_permutation(grid, quarter_turns: int, mirror: bool) -> np.ndarray:
     # the value now at (lat, lon) was at (+-lat, lon - 90 k)
     came_from = _unit(-lat if mirror else lat, lon - 90.0 * quarter_turns)
     distance, source = cKDTree(_unit(lat, lon)).query(came_from)
-    if distance.max() > TOLERANCE or len(np.unique(source)) != source.size:
+    shared = int((np.bincount(source) > 1).sum())  # cells two or more land on
+    if distance.max() > TOLERANCE or shared:
+        why = f"a centre {distance.max():.3g} from any cell"
+        if distance.max() <= TOLERANCE:
+            why = f"two cells land on one, at {shared} places"
         raise ValueError(
             f"grid {getattr(grid, 'name', '?')} does not map onto itself under a turn of "
-            f"{90 * quarter_turns} degrees{' and the mirror' if mirror else ''} (a centre "
-            f"{distance.max():.3g} from any cell): the symmetry augmentation needs a grid "
-            "that does (E3SM's ne*pg* cubes do)"
+            f"{90 * quarter_turns} degrees{' and the mirror' if mirror else ''} ({why}): the "
+            "symmetry augmentation needs a grid that does (E3SM's ne*pg* cubes do)"
         )
     return source
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from screamcast.cli.launch import resolve, summary
+from screamcast.cli.launch import main, resolve, summary
 
 
 @pytest.mark.distributed
@@ -42,3 +42,11 @@ def test_commands_resolve_to_this_python():
     assert resolve("scripts/train.py") == (sys.executable, ["scripts/train.py"])
     with pytest.raises(ValueError, match="not found"):
         resolve("no-such-command-here")
+
+
+@pytest.mark.parametrize("n", ["0", "-1"])
+def test_no_ranks_per_node_is_refused_before_anything_starts(n, capsys, tmp_path):
+    """``--nproc-per-node 0`` (or less) ends at once in exit 2 and one line naming the flag:
+    no launcher started (torch's would fail on an assertion of its own)."""
+    assert main(["--nproc-per-node", n, "screamcast-rollout", "--output", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "error: --nproc-per-node must be >= 1\n"

@@ -148,3 +148,21 @@ def test_a_store_without_exact_channels_keeps_its_metadata():
     assert packing.ChannelPacking.from_dict(mixed.to_dict()).exact == (1,)
     with pytest.raises(ValueError, match="exact channels"):
         packing.codec([0.0], [1.0], axis=1, exact=[3])
+
+
+def test_an_exact_channel_one_past_the_last_is_refused():
+    """Of C = 4 channels the last (3) may be exact, and comes back bit for bit through the
+    codec's own encode and decode; 4, one past the end, is refused, whether given in code or
+    read from a store's metadata (it would name a high word's slot, not a channel)."""
+    x = as_stack(fields()).astype(np.float32)[:1]  # (1, 4, 6, n, n)
+    offsets, scales = packing.choose(x, axis=1)
+    last = packing.codec(offsets, scales, axis=1, exact=[3])
+    stored = last.encode_chunk(x)
+    assert stored.shape[1] == 5 and stored.dtype == np.float16
+    assert np.array_equal(last.decode_chunk(stored)[:, 3], x[:, 3])
+    with pytest.raises(ValueError, match=r"exact channels \[4\] not distinct in \[0, C\)"):
+        packing.codec(offsets, scales, axis=1, exact=[4])
+    metadata = last.to_dict()
+    metadata["configuration"]["exact"] = [4]
+    with pytest.raises(ValueError, match=r"exact channels \[4\]"):
+        packing.ChannelPacking.from_dict(metadata)

@@ -107,3 +107,42 @@ def test_cube_samples_are_augmented_in_training_only():
     np.testing.assert_array_equal(train[i].state.numpy(), augment(values[t], 5))
     valid = CubeSamples(ds, names, [], (0, 6), 1, 4, fixed=True, augment=augment)
     assert {valid.symmetry(i) for i in range(4)} == {0}
+
+
+def test_the_mirror_flips_every_level_of_an_odd_variable():
+    """3-D channels ``V[0]``, ``V[1]`` take V's sign rule (the odd list names variables, or a
+    channel of one, ``v[2]``): mirrored, each comes back sign-flipped; U's and T's levels keep
+    their sign; a turn alone flips nothing."""
+    names = ["U[0]", "V[0]", "V[1]", "T[0]", "v[3]"]
+    augment = SymmetryAugment(GRID, names, odd=("V", "v[2]"))
+    assert augment.sign.tolist() == [1.0, -1.0, -1.0, 1.0, -1.0]
+    x = np.concatenate([fields(names[:4]), 2 * fields(["V"])])  # V: odd in latitude
+    mirrored = augment(x, 4)
+    np.testing.assert_allclose(mirrored[[1, 2, 4]], x[[1, 2, 4]], atol=1e-5)
+    assert np.abs(mirrored[1] + x[1]).max() > 5.0  # not merely unmoved: flipped back
+    np.testing.assert_allclose(mirrored[[0, 3]], x[[0, 3]], atol=1e-4)
+    turned = augment(x, 2)  # half a turn, no mirror: V's sign kept
+    np.testing.assert_allclose(turned[1], x[1], atol=1e-5)  # cos(2 lon): even under 180
+
+
+def test_a_grid_with_two_cells_at_one_centre_is_refused():
+    """Cell 0 moved onto cell 1's centre, and its mirror image onto cell 1's: every centre
+    still lands on a cell, under the identity and the mirror, but two cells land on one (a
+    permutation no longer): refused, naming the grid and saying so."""
+    mirror = cell_permutation(GRID, 0, True)
+    lat, lon = GRID.lat.copy().ravel(), GRID.lon.copy().ravel()
+    a, b = 0, 1
+    assert len({a, b, mirror[a], mirror[b]}) == 4
+    lat[a], lon[a] = lat[b], lon[b]
+    lat[mirror[a]], lon[mirror[a]] = lat[mirror[b]], lon[mirror[b]]
+
+    class Doubled:
+        name = "doubled"
+
+    Doubled.lat, Doubled.lon = lat.reshape(GRID.lat.shape), lon.reshape(GRID.lon.shape)
+    for mirrored in (False, True):
+        refused = r"grid doubled does not map .*\(two cells land on one, at 2 places\)"
+        with pytest.raises(ValueError, match=refused):
+            cell_permutation(Doubled, 0, mirrored)
+    with pytest.raises(ValueError, match="grid doubled"):
+        SymmetryAugment(Doubled, ["U"])

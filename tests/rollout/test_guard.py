@@ -146,6 +146,23 @@ def test_the_low_side_follows_its_own_extreme():
     assert g.check(y, 1, "t") is None
 
 
+def test_a_constant_channel_is_given_its_sigma_as_width():
+    """A channel constant 5 in training (lo = hi = 5, its std 1 as the statistics set it): a
+    step's rounding of a few hundredths does not stop the run; the bound is 5 +- 0.5 x 1
+    (sigma, not the zero width), so 5.4 passes and 5.6 trips, naming [4.5, 5.5]."""
+    g = Guard(["c"], [5.0], [1.0], AREA, GuardSection(), lo=[5.0], hi=[5.0])
+    y = torch.full((1, 6, 8, 8), 5.0)
+    y[0, 0, 0, 0] = 5.02
+    y[0, 1, 2, 3] = 4.97
+    assert g.check(y, 1, "t") is None
+    y[0, 3, 4, 5] = 5.4
+    assert g.check(y, 1, "t") is None
+    y[0, 3, 4, 5] = 5.6
+    trip = g.check(y, 2, "t2")
+    assert (trip.channel, trip.what, trip.value) == ("c", "largest value", pytest.approx(5.6))
+    assert trip.bound.startswith("[4.5, 5.5]")
+
+
 def test_the_sigma_rule_sees_a_cell_far_below_a_nonzero_mean():
     """Without extremes: b's mean is 10, a cell at -12 is 11 sigma below it."""
     y = field()

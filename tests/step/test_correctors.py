@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from screamcast.grid import PhysicsGrid
+from screamcast.grid import PhysicsGrid, TileLayout
+from screamcast.rollout.exchange_plan import ExchangePlan
+from screamcast.rollout.rollout_step import tile_sums
 from screamcast.step.correctors import (
     CorrectorConfigError,
     StepGeometry,
@@ -99,6 +101,10 @@ def test_correctors_pass_gradients(geometry):
         ),
         ({"type": "dry_mass", "config": {"variable": "PSL"}}, "no channel 'PSL'"),
         ({"type": "mean_temperature", "config": {"weights": [1.0]}}, "2 non-negative weights"),
+        (
+            {"type": "mean_temperature", "config": {"weights": [3.0, -1.0]}},
+            r"correctors\[0\]\.weights: 2 non-negative weights .*T\[0\], T\[1\].*\[3\.0, -1\.0\]",
+        ),
         ({"type": "bounds", "config": {"bounds": {"PS": [2, 1]}}}, "lower <= upper"),
         ({"kind": "dry_mass"}, "a corrector is \\{type: NAME"),
     ],
@@ -141,3 +147,26 @@ def test_a_bounds_pair_with_equal_ends_pins_the_channel(geometry):
     assert torch.all(fixed[:, 3] == 1.0)
     with pytest.raises(CorrectorConfigError, match=r"lower <= upper, got \[2, 1\]"):
         build_correctors([{"type": "bounds", "config": {"bounds": {"U[0]": [2, 1]}}}], geometry)
+
+
+def test_tile_sums_are_each_tiles_own_and_the_same_on_any_rank_count():
+    """Each entry of ``TileSums.of`` is the sum of one 8 x 8 tile's pixels (face-major, then
+    rows, then columns), checked against the tiles cut by hand; the ranks' parts (2, 6 and
+    24 blocks of a 32 x 32 cube) put the same sums in the same places, to the bit, so their
+    total over the ranks (zeros at the other ranks' tiles) is one rank's."""
+    layout = TileLayout(PhysicsGrid.for_face_size(32), 8, 4)
+    g = torch.Generator().manual_seed(3)
+    area = torch.as_tensor(layout.grid.area, dtype=torch.float32).double()
+    x = (1e5 + 1e3 * torch.randn(2, 6, 32, 32, generator=g)).double() * area  # as the means
+    whole = tile_sums(layout, None).of(x)  # (2, 96)
+    by_hand = x.reshape(2, 6, 4, 8, 4, 8).permute(0, 1, 2, 4, 3, 5).reshape(2, 96, 64)
+    torch.testing.assert_close(whole, by_hand.sum(-1), rtol=1e-15, atol=0)
+    counts = torch.arange(6 * 32 * 32, dtype=torch.float64).view(1, 6, 32, 32) % 7
+    # face 0's tiles (0, 0) .. (0, 3), (1, 0): sum((f 1024 + y 32 + x) % 7) over its pixels
+    assert tile_sums(layout, None).of(counts)[0, :5].tolist() == [189, 190, 191, 192, 193]
+    for world in (2, 6, 24):
+        total = torch.zeros_like(whole)
+        for plan in ExchangePlan.build_all(layout, world):
+            region = plan.block.region(layout.tile)
+            total += tile_sums(layout, region).of(x[(slice(None), *region)])
+        assert torch.equal(total, whole), world

@@ -244,6 +244,51 @@ def test_the_climate_losses_add_their_weighted_terms():
         stub_unroll(lead_weights([], 2), (power, -1.0, 0.0, std))
 
 
+def test_each_leads_spectrum_is_compared_with_its_own_truth():
+    """The spectral term is the mean over leads of each lead's prediction against that lead's
+    truth: with lead 1's truth 3 times lead 0's (9 times its power) it is the mean of the two
+    leads' own losses, and not what comparing both with lead 0's truth would give."""
+    from screamcast.grid import PhysicsGrid
+    from screamcast.train.climate_losses import SpectralPower, spectral_loss
+
+    power, std = SpectralPower(PhysicsGrid(4, 2), 6), torch.full((1, 3, 1, 1), 2.0)
+    batch, times = stub_batch(k=2), np.arange(10) * 6.0
+    batch = batch._replace(target=batch.target * torch.tensor([1.0, 3.0]).view(1, 2, 1, 1, 1, 1))
+    plain, _ = stub_unroll(lead_weights([], 2))(batch, times)
+    spectral, _ = stub_unroll(lead_weights([], 2), (power, 0.5, 0.0, std))(batch, times)
+    preds = [torch.cat([batch.state + j, batch.state[:, :1] + j - 1], 1) for j in (1, 2)]
+    own = [float(spectral_loss(power, preds[j], batch.target[:, j], std)) for j in (0, 1)]
+    first = float(spectral_loss(power, preds[1], batch.target[:, 0], std))
+    assert float(spectral - plain) == pytest.approx(0.5 * (own[0] + own[1]) / 2, rel=1e-5)
+    assert abs(first - own[1]) > 0.1 * own[1]  # the two comparisons differ by far
+
+
+class PreviousRecorder(Recorder):
+    """A recorder of two input times: the previous state each step is handed, too."""
+
+    def __init__(self):
+        super().__init__()
+        self.previous = []
+
+    def __call__(self, state, t1s):
+        self.previous.append(state.previous.detach().clone())
+        return super().__call__(state, t1s)
+
+
+def test_input_noise_moves_both_input_times_by_one_draw():
+    """Training's input noise (0.5 x diff_std, here 1) moves t's fields and t - dt's by the
+    same draw: the state's last change (x_t - x_{t-dt}) is the truth's, to rounding."""
+    u, batch = stub_unroll(lead_weights([], 2)), stub_batch(k=2)
+    u.step, u.input_noise = PreviousRecorder(), 0.5
+    earlier = batch.state - 0.25 - torch.linspace(0, 1, 8).view(1, 1, 1, 1, 8)
+    torch.manual_seed(1)
+    u(batch._replace(state=torch.cat([batch.state, earlier], 1)), np.arange(10) * 6.0)
+    noise = u.step.calls[0][0] - batch.state
+    assert 0.45 < float(noise.std()) < 0.55
+    torch.testing.assert_close(u.step.previous[0] - earlier, noise)
+    torch.testing.assert_close(u.step.previous[1], u.step.calls[0][0])  # lead 1: lead 0's input
+
+
 def test_a_stage_trains_with_the_climate_losses_and_the_symmetries(tiny_store, tmp_path):
     """The config keys reach the unroll: a 2-step stage with both climate losses and the
     symmetry augmentation trains; the crop objective refuses the augmentation."""
