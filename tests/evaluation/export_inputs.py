@@ -55,3 +55,23 @@ def write_output(path, grid: PhysicsGrid, steps: int = 13, complete: int | None 
     p0[...] = 1e5
     p0.attrs["units"] = "Pa"
     return times
+
+
+def ps_cell_mean(lat_bounds: np.ndarray, lon_bounds: np.ndarray, k: int) -> np.ndarray:
+    """The exact mean of :func:`ps` over each cell of a lat-lon grid ``(nlat, nlon)``
+    (bounds in degrees): integrals in ``(lon, z = sin lat)``, where the area element is
+    ``dlon dz``, of ``x = sqrt(1 - z^2) cos lon``, ``y z`` and ``3 z^2 - 1``."""
+    z0, z1 = (np.sin(np.radians(lat_bounds[:, i]))[:, None] for i in (0, 1))
+    l0, l1 = (np.radians(lon_bounds[:, i])[None, :] for i in (0, 1))
+
+    def root(z):  # integral of sqrt(1 - z^2)
+        return 0.5 * (z * np.sqrt(1 - z**2) + np.arcsin(z))
+
+    def z_root(z):  # integral of z sqrt(1 - z^2)
+        return -((1 - z**2) ** 1.5) / 3
+
+    dz, dl = z1 - z0, l1 - l0
+    x = (root(z1) - root(z0)) * (np.sin(l1) - np.sin(l0))
+    yz = (z_root(z1) - z_root(z0)) * (np.cos(l0) - np.cos(l1))
+    p2 = (z1**3 - z1 - z0**3 + z0) * dl
+    return 1e5 + 1e3 * (x + 2 * yz + 0.5 * p2) / (dz * dl) + 10.0 * k
