@@ -32,6 +32,8 @@ from screamcast.grid.physics import PhysicsGrid
 HYBRID = ("hyai", "hybi", "hyam", "hybm", "P0")  # carried when the source holds them
 GEOMETRY = ("lat", "lon", "area")
 FORMATS = ("netcdf", "zarr")
+# the source's attrs that describe the source store itself, not the data: not copied
+NOT_COPIED = ("title", "Conventions", "screamcast_url", "coordinates", "complete_steps", "grid")
 
 
 @dataclass
@@ -86,7 +88,7 @@ class NativeLayout:
 
     def __init__(self, grid: PhysicsGrid):
         self.grid, self.index = grid, grid.column_index()
-        self.dims = ("ncol",)
+        self.dims, self.shape = ("ncol",), (self.index.size,)
 
     def __call__(self, values: np.ndarray) -> np.ndarray:
         return grid_to_columns(values, self.index)  # (..., ncol)
@@ -123,7 +125,7 @@ class LatLonLayout:
 
     def __init__(self, grid: PhysicsGrid, nlat: int, nlon: int):
         self.grid, self.remap = grid, CubeToLatLonConservative(grid, nlat, nlon)
-        self.dims = ("lat", "lon")
+        self.dims, self.shape = ("lat", "lon"), (nlat, nlon)
 
     def __call__(self, values: np.ndarray) -> np.ndarray:
         return self.remap(values).astype(values.dtype)  # (..., nlat, nlon)
@@ -154,12 +156,27 @@ class LatLonLayout:
         }
 
 
-def _means(da: xr.DataArray, periods: list) -> np.ndarray:
-    """``(P, [lev,] 6, n, n)``: each period's mean of ``da``'s times (one read of them)."""
-    first, last = periods[0][0][0], periods[-1][0][-1]
-    values = da.isel(time=slice(first, last + 1)).values  # (T, [lev,] 6, n, n)
-    means = [values[idx - first].mean(axis=0, dtype=np.float64) for idx, _, _ in periods]
-    return np.stack(means).astype(values.dtype)  # summed in float64, stored as the source
+def _period_mean(da: xr.DataArray, idx: np.ndarray, layout) -> np.ndarray:
+    """``(1, [lev,] *layout)``: one period's mean of ``da``'s times, summed in float64 and
+    stored as the source's dtype, on the layout."""
+    values = da.isel(time=slice(int(idx[0]), int(idx[-1]) + 1)).values  # (T, [lev,] 6, n, n)
+    mean = values.mean(axis=0, dtype=np.float64).astype(values.dtype)
+    return layout(mean)[None]
+
+
+def _lazy_means(da: xr.DataArray, periods: list, layout):
+    """``(P, [lev,] *layout)`` as a dask array of one period a chunk: a file is written a
+    period and a variable at a time, so memory stays one period's samples of one field."""
+    import dask
+    import dask.array as dsa
+
+    shape = (1, *da.shape[1:-3], *layout.shape)
+    mean = dask.delayed(_period_mean, pure=True)
+    parts = [
+        dsa.from_delayed(mean(da, idx, layout), shape=shape, dtype=da.dtype)
+        for idx, _, _ in periods
+    ]
+    return dsa.concatenate(parts, axis=0)
 
 
 def _dims(da: xr.DataArray, layout, timed: bool) -> tuple[str, ...]:
@@ -173,7 +190,7 @@ def build(source: Source, layout, periods: list, average: str) -> xr.Dataset:
     ds, out = source.ds, {}
     for var in source.fields:
         da = ds[var]
-        values = layout(_means(da, periods))
+        values = _lazy_means(da, periods, layout)
         out[var] = (
             _dims(da, layout, True),
             values,
@@ -194,12 +211,7 @@ def build(source: Source, layout, periods: list, average: str) -> xr.Dataset:
     written = {d for var in out for d in out[var][0]}
     hybrid = [h for h in HYBRID if h in ds.variables and set(ds[h].dims) <= written]
     out |= {h: ds[h].variable for h in hybrid}  # data variables, as EAM writes them
-    keep = {
-        k: v
-        for k, v in ds.attrs.items()
-        if k
-        not in ("title", "Conventions", "screamcast_url", "coordinates", "complete_steps", "grid")
-    }
+    keep = {k: v for k, v in ds.attrs.items() if k not in NOT_COPIED}
     attrs = {
         "Conventions": cf.CONVENTIONS,
         "title": f"screamcast export of {source.url}",
