@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 """``screamcast-grid`` (or ``python -m screamcast.grid``): build a grid and its tiles, and
-report geometry checks.
+report geometry checks; ``screamcast-grid scrip --grid ne30pg2 --output FILE`` writes the
+grid's SCRIP file (what ncremap and UXarray read; :mod:`screamcast.grid.scrip`).
 
 What the package can show before a model exists: the geometry checks and the measured halo
 interpolation error for a chosen face size, tile and halo (numpy only, like the rest of
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 import numpy as np
@@ -40,8 +42,37 @@ def physical_memory() -> int:
         return 0
 
 
+def scrip_main(argv: list[str]) -> None:
+    """``screamcast-grid scrip``: the SCRIP file of any ``ne*pg*`` grid, in ncol order."""
+    p = argparse.ArgumentParser(
+        prog="screamcast-grid scrip",
+        description="Write the SCRIP grid file of an E3SM physics grid (ncol order).",
+    )
+    p.add_argument("--grid", required=True, help="E3SM physics grid, e.g. ne30pg2")
+    p.add_argument("--output", required=True, help="the netCDF file to write")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    args = p.parse_args(argv)
+    from screamcast.grid import PhysicsGrid
+    from screamcast.grid.scrip import write_scrip
+
+    try:
+        grid = PhysicsGrid.from_name(args.grid)
+    except ValueError as err:
+        p.error(f"--grid: {err}")
+    if os.path.exists(args.output) and not args.overwrite:
+        p.error(f"--output {args.output} already exists: pass --overwrite to replace it")
+    try:
+        write_scrip(grid, args.output, overwrite=args.overwrite)
+    except (OSError, ValueError) as err:
+        p.error(f"--output {args.output}: {err}")
+    print(f"{args.output}: SCRIP grid {grid.name}, {6 * grid.n**2} cells in ncol order")
+
+
 @guarded
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["scrip"]:
+        return scrip_main(argv[1:])
     p = argparse.ArgumentParser(prog="screamcast-grid", description=__doc__)
     p.add_argument("--grid", default="ne24pg2", help="E3SM physics grid (default ne24pg2)")
     p.add_argument("--tile", type=int, default=16)

@@ -13,3 +13,5 @@ GUARD_ACTIONS = ("stop", "warn", "off")  # the rollout guard (screamcast.rollout
 # the largest grid-scale dissipation nu (model.hyperdiffusion, stepper.hyperdiffusion): the
 # explicit step damps every mode without reversing its sign (64 nu <= 1)
 MAX_HYPERDIFFUSION = 1.0 / 64.0
+# screamcast-export --average: instantaneous, or means over each day or month
+AVERAGES = ("none", "daily", "monthly")

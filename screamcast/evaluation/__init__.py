@@ -9,6 +9,14 @@ them (:func:`~screamcast.evaluation.rollout_scores.rollout_scores`) and imports 
 this package; :func:`~screamcast.evaluation.evaluate.evaluate` feeds them a written output.
 """
 
-from screamcast.evaluation.aggregator import Aggregator, TruthSource
-
 __all__ = ["Aggregator", "TruthSource"]
+
+
+def __getattr__(name: str):
+    """The aggregator's protocol on first use (PEP 562): importing a submodule (the export's
+    settings, for a command's --help) does not wait for xarray."""
+    if name in __all__:
+        from screamcast.evaluation import aggregator
+
+        return getattr(aggregator, name)
+    raise AttributeError(f"module 'screamcast.evaluation' has no attribute {name!r}")
