@@ -65,7 +65,8 @@ def _check_key(key: str) -> None:
 
 def check_settings(cfg) -> None:
     """The settings that need no store: crop, tile and halo against each other and the face
-    size, the time ranges' form, the step counts."""
+    size, the time ranges' form, the step counts (those still null are checked once they are
+    taken from the store)."""
     d = cfg.data
     for key, value, low in (
         ("data.tile", d.tile, 1),
@@ -77,9 +78,11 @@ def check_settings(cfg) -> None:
     ):
         if value is not None and value < low:
             raise TrainConfigError(f"{key}={value}: must be >= {low}")
-    if d.n is not None:
+    if None not in (d.n, d.tile, d.halo, d.crop):  # null: taken from the store first
         _check_face(d.n, d.tile, d.halo, d.crop)
     for key in ("train_range", "valid_range"):
+        if getattr(d, key) is None:
+            continue
         value = list(getattr(d, key))
         if len(value) != 2 or not all(isinstance(v, int) for v in value):
             raise TrainConfigError(

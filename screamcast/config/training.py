@@ -18,20 +18,21 @@ from hydra.core.config_store import ConfigStore
 class DataConfig:
     url: str = "demo_data/demo.zarr"
     storage_options: dict = field(default_factory=dict)
-    prognostic: list[str] = field(
+    # null (configs/data/store.yaml): taken from the store (screamcast.data.store_defaults)
+    prognostic: list[str] | None = field(
         default_factory=lambda: ["u", "v", "vorticity", "tracer", "temperature"]
     )
     diagnostic: list[str] = field(default_factory=lambda: ["precip"])
-    static: list[str] = field(default_factory=lambda: ["orography", "land_fraction"])
-    n: int = 48  # face size in cells: ne * pg of E3SM's physics grid ne<ne>pg<pg>
+    static: list[str] | None = field(default_factory=lambda: ["orography", "land_fraction"])
+    n: int | None = 48  # face size in cells: ne * pg of E3SM's physics grid ne<ne>pg<pg>
     pg: int = 2  # cells per element edge, when the store's attrs do not name its grid
     # 3-D variables: the level indices to keep, e.g. {T_mid: [0, 4, 7]} (default: every level)
     levels: dict[str, list[int]] = field(default_factory=dict)
-    tile: int = 16
-    halo: int = 8
-    crop: int = 32
-    train_range: list[int] = field(default_factory=lambda: [0, -48])  # time indices; < 0: from end
-    valid_range: list[int] = field(default_factory=lambda: [-48, 0])  # 0 as end: to the end
+    tile: int | None = 16
+    halo: int | None = 8
+    crop: int | None = 32
+    train_range: list[int] | None = field(default_factory=lambda: [0, -48])  # < 0: from end
+    valid_range: list[int] | None = field(default_factory=lambda: [-48, 0])  # 0 as end: to end
     valid_samples: int = 32
     batch_size: int = 8
     num_workers: int = 0
@@ -214,7 +215,24 @@ def register() -> None:
 
     ConfigStore.instance().store(name="base_train", node=TrainConfig)
     if not OmegaConf.has_resolver("eval_crop"):
-        OmegaConf.register_new_resolver("eval_crop", lambda tile, halo: int(tile) + 2 * int(halo))
+        OmegaConf.register_new_resolver("eval_crop", _eval_crop)
+    if not OmegaConf.has_resolver("largest_crop"):
+        OmegaConf.register_new_resolver("largest_crop", largest_crop)
+
+
+def _eval_crop(tile, halo) -> int | None:
+    """``tile + 2 * halo``; None while they are still to be taken from the store."""
+    return None if tile is None or halo is None else int(tile) + 2 * int(halo)
+
+
+def largest_crop(cap, n, halo, levels) -> int | None:
+    """The pretraining stages' crop: ``cap`` or the whole face with its halo where that is
+    smaller, rounded down to the network's halvings (``2**levels``); None while the face size
+    or halo is still to be taken from the store."""
+    if n is None or halo is None:
+        return None
+    step = 2 ** int(levels)
+    return min(int(cap), int(n) + 2 * int(halo)) // step * step
 
 
 register()

@@ -48,8 +48,8 @@ def _plan(periods: list, output: str, fmt: str, per_file: int | None) -> list[tu
 
 def _refuse_existing(paths: list[Path], overwrite: bool) -> None:
     for path in paths:
-        if not path.parent.is_dir():
-            raise FileNotFoundError(f"output {path}: directory {path.parent} does not exist")
+        if path.parent.exists() and not path.parent.is_dir():
+            raise FileExistsError(f"output {path}: {path.parent} is a file, not a directory")
         if path.exists() and not overwrite:
             raise ExportExistsError(
                 f"output {path} already exists: choose another --output or pass --overwrite"
@@ -100,6 +100,8 @@ def export(
     periods = cf.periods(src.ds["time"].values, average)
     plan = _plan(periods, output, fmt, times_per_file)
     _refuse_existing([path for path, _ in plan], overwrite)
+    for path, _ in plan:  # after every check: a refused export makes no folder
+        path.parent.mkdir(parents=True, exist_ok=True)
     layout = NativeLayout(src.grid) if latlon is None else LatLonLayout(src.grid, *latlon)
     for path, chunk in plan:
         _write(build(src, layout, chunk, average), path, fmt, average)

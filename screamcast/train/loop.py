@@ -32,6 +32,7 @@ from screamcast.data.device_crops import DeviceBatches, device_crops
 from screamcast.data.remote import StoreError
 from screamcast.data.stats import Stats, compute_stats, store_stats
 from screamcast.data.store import dataset_grid, open_configured, time_step
+from screamcast.data.store_defaults import fill_from_store
 from screamcast.file_lock import FileLock
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import build_pipeline
@@ -92,7 +93,11 @@ def train(cfg: TrainConfig) -> Path:
     """Run (or resume) one training stage; returns the run directory."""
     check_schema(cfg)
     check_settings(cfg)  # before any store is opened or model built
+    taken = fill_from_store(cfg.data, cfg.rollout_steps)  # its null settings (data=store)
+    check_settings(cfg)
     fabric = make_fabric(cfg)
+    if taken:
+        fabric.print(taken, flush=True)
     run_dir = Path(cfg.run_dir)
     held: list[FileLock] = []  # rank 0's lock stays here (not broadcast to the other ranks)
     cio._on_rank0(fabric, lambda: held.append(run_dir_.claim(run_dir)))

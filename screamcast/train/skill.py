@@ -18,6 +18,7 @@ from screamcast.config import TrainConfig
 from screamcast.data.dataset import CropDataset
 from screamcast.data.stats import Stats
 from screamcast.data.store import dataset_grid, open_configured
+from screamcast.data.store_defaults import fill_from_store
 from screamcast.grid import TileLayout
 from screamcast.model.pipeline import pipeline_of
 
@@ -32,6 +33,7 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     crops (``model``, ``persistence``) and ``data.halo`` in from their edges (``*_inner``)."""
     ckpt = fmt.load_for_inference(checkpoint)
     d = cfg.data
+    fill_from_store(d, cfg.rollout_steps)  # data=store: what the config left to the store
     ds = open_configured(d)  # the configured names become the store's channels (T -> T[0], ..)
     # the network as the checkpoint describes it (its channels, inputs and architecture)
     pipeline = pipeline_of(ckpt.description, Stats.from_dict(ckpt.description.stats))

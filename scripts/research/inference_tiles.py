@@ -5,7 +5,7 @@ they save? Each ``--tiles`` value runs the same forecasts (``--starts`` initial 
 ``--spacing-days`` apart in the test store, ``--days`` each, intra-face halo adjoint, one
 thread) and is scored against the test store as the rollout scores itself; the record has
 each variable's RMSE at every whole day (the root of the mean square over starts) and the
-seconds per step. ``--settings 16/fp32,32/bf16,32/bf16/cross`` varies the precision and the
+seconds per step. ``--settings 16/fp32,32/bf16/crop,32/bf16/cross`` varies the precision and the
 cross-face adjoint too; ``--free-days D`` adds a free run of up to D days from each start
 under the default guard, and records the day it stopped (``days_held``).
 
@@ -29,11 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def setting_keys(setting: str) -> dict:
-    """``TILE[/PRECISION[/cross]]`` (precision default fp32; ``cross``: the cross-face halo
-    adjoint, else intra-face) as the rollout's stepper keys."""
+    """``TILE[/PRECISION[/cross|crop]]`` (precision default fp32; ``cross``: the cross-face
+    halo adjoint; ``crop``: no adjoint, as at whole faces, where the intra-face adjoint has
+    nothing to add and is refused; else intra-face) as the rollout's stepper keys."""
     parts = setting.split("/")
     return {
-        "stepper.halo_adjoint": True,
+        "stepper.halo_adjoint": parts[2:] != ["crop"],
         "stepper.halo_adjoint_cross_face": parts[2:] == ["cross"],
         "stepper.tile": int(parts[0]),
         "stepper.precision": parts[1] if len(parts) > 1 else "fp32",
