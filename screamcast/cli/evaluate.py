@@ -11,6 +11,7 @@ import json
 import sys
 
 from screamcast.cli.guard import guarded
+from screamcast.cli.paths import first_missing
 
 
 @guarded
@@ -45,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         help="the eastward wind, northward wind and temperature (default U,V,T)",
     )
     a = ap.parse_args(argv)
+    named = {"output": a.output, "--truth": a.truth, "--climatology": a.climatology}
+    if missing := first_missing(named):
+        print(f"error: {missing}", file=sys.stderr)
+        return 2
     report = a.report or str(a.output).rstrip("/").removesuffix(".zarr") + "_report"
     if a.climate:
         return _climate(a, report)

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from screamcast.cli.guard import guarded
+from screamcast.cli.paths import first_missing
 from screamcast.cli.rollout_flags import FLAG_OF, add_flags
 from screamcast.config.inference import InferenceConfig
 from screamcast.config.strict import ConfigError
@@ -175,6 +176,9 @@ def _demo(argv: list[str]) -> int:
 
 def _main(argv: list[str]) -> int:
     config, origin = parse(argv)
+    if missing := _missing_input(config, origin):
+        print(f"error: {missing}", file=sys.stderr)
+        return 2
     try:
         summary, table = _run(config, origin)
     except ConfigError as err:  # a bad setting or input, named as the user gave it
@@ -189,6 +193,18 @@ def _main(argv: list[str]) -> int:
     if summary.get("rank", 0) == 0:  # one report for several ranks
         _report(config, table)
     return 0
+
+
+def _missing_input(config: InferenceConfig, origin: dict) -> str | None:
+    """A local input that does not exist, named as the user gave it (before the imports)."""
+    keys = {
+        "checkpoint.path": config.checkpoint.path,
+        "initial_condition.data": config.initial_condition.data,
+        "nudging.reference": config.nudging.reference,
+        "scoring.climatology": config.scoring.climatology,
+    }
+    missing = first_missing({"{" + k + "}": v for k, v in keys.items()})
+    return missing and worded(ConfigError(missing, *keys), origin)
 
 
 def _run(config: InferenceConfig, origin: dict) -> tuple[dict, dict | None]:

@@ -57,3 +57,30 @@ def test_a_bad_flag_is_refused_before_the_heavy_imports(command):
     code, heavy = probe(SCRIPTS[command], "--no-such-flag")
     assert code == "2", code
     assert heavy == "-", f"{command} --no-such-flag imported {heavy}"
+
+
+@pytest.mark.parametrize(
+    "command, argv, said",
+    [
+        (
+            "screamcast-rollout",
+            ["--checkpoint", "none.pth", "--data", "x", "--output", "o"],
+            "error: --checkpoint none.pth does not exist",
+        ),
+        (
+            "screamcast-evaluate",
+            ["out.zarr", "--truth", "t.zarr"],
+            "error: output out.zarr does not exist",
+        ),
+    ],
+)
+def test_a_missing_input_is_named_before_the_heavy_imports(command, argv, said, tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), SCRIPTS[command], *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert said in run.stderr
+    assert run.stdout.split()[1:] == ["2", "-"], run.stdout

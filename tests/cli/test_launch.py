@@ -25,7 +25,7 @@ def test_a_failure_on_two_ranks_is_one_line(tmp_path):
     lines = run.stderr.strip().splitlines()
     # the launcher stops the other rank once one fails: on a loaded machine it may stop it
     # before it wrote the same error (then only the rank that wrote it is named)
-    said = f"checkpoint {tmp_path / 'none.pth'} does not exist"
+    said = f"--checkpoint {tmp_path / 'none.pth'} does not exist"
     assert lines in [[f"error ({who} of 2): {said}"] for who in ("every rank", "rank 0", "rank 1")]
 
 

@@ -27,13 +27,17 @@ def levels(var: str, n: int = 4) -> list[str]:
 @pytest.mark.parametrize(
     "prognostic, nudged",
     [  # EAMxx (horiz_winds split into u, v), EAM and Held-Suarez, the demo
-        (levels("u") + levels("v") + levels("T_mid") + ["ps"] + levels("qv"),
-         levels("u") + levels("v") + levels("T_mid")),
-        (["PS"] + levels("T") + levels("U") + levels("V") + levels("Q"),
-         levels("T") + levels("U") + levels("V")),
+        (
+            levels("u") + levels("v") + levels("T_mid") + ["ps"] + levels("qv"),
+            levels("u") + levels("v") + levels("T_mid"),
+        ),
+        (
+            ["PS"] + levels("T") + levels("U") + levels("V") + levels("Q"),
+            levels("T") + levels("U") + levels("V"),
+        ),
         (["u", "v", "temperature", "vorticity"], ["u", "v", "temperature"]),
     ],
-)  # fmt: skip
+)
 def test_the_default_is_the_winds_and_temperature_by_their_store_names(prognostic, nudged):
     assert default_nudged(prognostic) == nudged
 
