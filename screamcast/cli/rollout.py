@@ -111,7 +111,8 @@ def print_table(metrics: dict, steps: int, step_hours: float | None = None, unit
             cells = [f"{m['reference_rmse'][k]:.3g}" for k in leads]
         else:
             continue
-        name = f"{var} [{units[var]}]" if units.get(var) else var
+        unit = units.get(var) or units.get(var.split("[")[0])  # a channel: its variable's
+        name = f"{var} [{unit}]" if unit else var
         print(f"  {name:<24}" + "".join(f"{c:>22}" for c in cells))
     if scored and step_hours and steps * step_hours >= 12:
         print(

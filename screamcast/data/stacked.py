@@ -103,8 +103,24 @@ def create_stack(
         compressors=[compressor(2 if packing is not None else 4)],
         dimension_names=[*(["time", CHANNEL] if lead else [STATIC_CHANNEL]), "face", "y", "x"],
     )
+    label_channels(group, array, spec, STATIC_CHANNEL if times is None else CHANNEL)
     group.attrs[ATTR] = {**group.attrs.get(ATTR, {}), name: spec}
     return array
+
+
+def label_channels(group, array, spec: list[list], dim: str) -> None:
+    """The stack's channel axis labelled for plain xarray: a ``dim`` coordinate of channel
+    names (``T_mid[3]``) and ``<dim>_units``, each channel's variable's units ("" when its
+    file gave none), named in the stack's ``coordinates`` attr. The package reads neither
+    (the ``stacked`` attr says the same); :func:`unstack` drops them."""
+    names = channel_names(spec)
+    units = [
+        attrs.get("units", "") for _, start, stop, _, attrs in spec for _ in range(start, stop)
+    ]
+    for key, values in ((dim, names), (f"{dim}_units", units)):
+        label = group.create_array(key, shape=(len(values),), dtype=str, dimension_names=[dim])
+        label[:] = np.array(values, dtype=str)
+    array.attrs["coordinates"] = f"{dim}_units"
 
 
 def stack_of(entries: list[list], fields: dict, timed: bool = True) -> np.ndarray:
@@ -229,7 +245,8 @@ def unstack(ds: xr.Dataset) -> xr.Dataset:
             if not one and level_dim in ds.coords:
                 da = da.assign_coords({level_dim: ds[level_dim]})
             new[name] = da
-    out = ds.drop_vars([*spec, *(c for c in (CHANNEL, STATIC_CHANNEL) if c in ds.coords)])
+    labels = [c for c in ds.coords if {CHANNEL, STATIC_CHANNEL} & set(ds[c].dims)]
+    out = ds.drop_vars([*spec, *labels])  # the channels are variables now
     out = out.assign(new)
     out.attrs = {k: v for k, v in ds.attrs.items() if k != ATTR}
     return out

@@ -65,7 +65,8 @@ def evaluate(
     clim = _climatology(out, scoring, grid, variables, climatology, storage_options)
     aggregators = truth_aggregators(source, scoring.area, grid, tile, clim, metrics)
     spectra, spectra_line = _spectra(source, grid, len(times), scoring, ref, figures)
-    scores = Scores(aggregators + ([spectra] if spectra else []), variables, times)
+    units = {v: out[v].attrs.get("units", "") for v in variables}  # the store's, per channel
+    scores = Scores(aggregators + ([spectra] if spectra else []), variables, times, units)
     scores.record_output(out, range(len(times)))
     report = Path(report)
     report.mkdir(parents=True, exist_ok=True)
@@ -85,6 +86,7 @@ def evaluate(
         figures,
         out.attrs,
         partial,
+        units,
     )
     lines += [f"- `{k}`: {v}" for k, v in out.attrs.items() if k != "screamcast_url"]
     gaps = truth_gaps(table, truth)

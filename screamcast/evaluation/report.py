@@ -9,19 +9,21 @@ import math
 
 
 def report_lines(
-    output, truth, table, variables, steps, spectra, seams, figures, attrs, partial=""
+    output, truth, table, variables, steps, spectra, seams, figures, attrs, partial="", units=None
 ) -> list[str]:
-    """report.md's text: the last step's scores, the seam classes, the figures (if drawn)."""
+    """report.md's text: the last step's scores (in each variable's ``units``, the output's
+    attrs), the seam classes, the figures (if drawn)."""
     last = {v: {k: x[-1] for k, x in table[v].items()} for v in variables}
+    units = units or {}
     acc = "acc" in last[variables[0]]
-    cols = ["variable", "RMSE", "persistence"]
+    cols = ["variable", "units", "RMSE", "persistence"]
     cols += ["ACC", "persistence ACC", "climatology RMSE"] if acc else []
     lines = [f"# Evaluation of {output}", "", f"Truth: {truth}; {steps} steps.", ""]
     lines += [partial, ""] if partial else []
     lines += ["At the last step:", "", _row(cols), _row(["---"] * len(cols))]
     for v in variables:
         s = last[v]
-        row = [v, f"{s['rmse']:.4g}", f"{s['persistence_rmse']:.4g}"]
+        row = [v, units.get(v) or "-", f"{s['rmse']:.4g}", f"{s['persistence_rmse']:.4g}"]
         if acc:
             row += [
                 f"{s['acc']:.3f}",

@@ -19,8 +19,11 @@ class Scores:
 
     per_step = True
 
-    def __init__(self, aggregators: list, variables: list[str], times: np.ndarray):
+    def __init__(self, aggregators: list, variables: list[str], times: np.ndarray, units=None):
+        """``units``: ``{variable: units}`` of the scored channels (the store's attrs), so
+        the written tables say what an RMSE is in ("" where unknown)."""
         self.aggregators, self.variables, self.times = list(aggregators), list(variables), times
+        self.units = {v: (units or {}).get(v, "") for v in self.variables}
 
     def record(self, step: int, time, fields: np.ndarray) -> None:
         for aggregator in self.aggregators:
@@ -46,22 +49,32 @@ class Scores:
 
     def write(self, base: str | Path, figures: bool = True) -> dict:
         """``<base>_metrics.csv`` / ``.json`` and, once the last step is scored against a
-        truth, ``<base>_last_step.png`` (prediction, truth and error of the first variable)."""
+        truth, ``<base>_last_step.png`` (prediction, truth and error of the first variable).
+        Each variable's units: the csv's last column, a ``units`` field in the json (the
+        returned table holds the scores only)."""
         table = self.summary()
         columns = list(dict.fromkeys(c for v in table for c in table[v]))
         with open(f"{base}_metrics.csv", "w") as f:
-            f.write(",".join(["step", "time", "variable", *columns]) + "\n")
+            f.write(",".join(["step", "time", "variable", *columns, "units"]) + "\n")
             for v in table:
                 nan = [np.nan] * len(self.times)
                 scores = [table[v].get(c, nan) for c in columns]
                 f.writelines(
-                    f"{k},{self.times[k]},{v}," + ",".join(f"{s[k]:.6g}" for s in scores) + "\n"
+                    f"{k},{self.times[k]},{v},"
+                    + ",".join([*(f"{s[k]:.6g}" for s in scores), _csv(self.units[v])])
+                    + "\n"
                     for k in range(len(self.times))
                 )
-        Path(f"{base}_metrics.json").write_text(json.dumps(table, indent=1))
+        with_units = {v: {**scores, "units": self.units[v]} for v, scores in table.items()}
+        Path(f"{base}_metrics.json").write_text(json.dumps(with_units, indent=1))
         rmse = self.find(RmseBias)
         if figures and rmse is not None and rmse.last is not None:
             from screamcast.evaluation.cube_net import plot_prediction
 
             plot_prediction(f"{base}_last_step.png", *rmse.last, self.variables[0])
         return table
+
+
+def _csv(text: str) -> str:
+    """A csv cell: quoted when it holds a comma or a quote (``kg m-2, wet``)."""
+    return f'"{text.replace(chr(34), chr(34) * 2)}"' if any(c in text for c in ',"') else text

@@ -204,10 +204,10 @@ def _create_fields(group, plan: Plan, coords: dict, T: int, chunk: int, shard: i
     """The output variables' arrays: one stack, or one array per variable."""
     cat, n = plan.catalogue, plan.catalogue.grid.n
     variables = []  # (name, channels, level dim, attrs) in the store's order
-    for name, (src, _) in plan.outputs.items():
+    for name, (src, part) in plan.outputs.items():
         level_dim = plan.level_dims.get(name)
         count = 1 if level_dim is None else coords[level_dim][1].size
-        variables.append((name, count, level_dim, cat.attrs.get(src, {})))
+        variables.append((name, count, level_dim, output_attrs(cat.attrs.get(src, {}), part)))
     if plan.layout == "stacked":
         spec = stacked.stack_spec(variables)
         packing, budgets = (
@@ -230,6 +230,15 @@ def _create_fields(group, plan: Plan, coords: dict, T: int, chunk: int, shard: i
                 dimension_names=dims,
             )
             arr.attrs.update(attrs_v)
+
+
+def output_attrs(attrs: dict, part: int | None) -> dict:
+    """An output variable's attrs: its file variable's (``units``, ``long_name`` ...), and
+    for a component of EAMxx's ``horiz_winds`` (``part`` 0: u, 1: v) which one it is."""
+    if part is None:
+        return dict(attrs)
+    which = ("zonal", "meridional")[part]
+    return attrs | {"long_name": f"{which} component of {attrs.get('long_name', 'horiz_winds')}"}
 
 
 def first_block_packing(plan: Plan, spec: list[list], scan: int = 8):
@@ -325,3 +334,17 @@ def finish(plan: Plan, stats: dict, non_finite: dict | None = None) -> None:
     fs, path = fsspec.core.url_to_fs(plan.marker_dir, **(plan.storage_options or {}))
     if fs.exists(path):
         fs.rm(path, recursive=True)
+    consolidate(plan.store, plan.storage_options)
+
+
+def consolidate(url: str, storage_options) -> None:
+    """The store's metadata in one document (its group's ``zarr.json``), written after the
+    last attr: ``xr.open_zarr`` opens a complete store without a warning and in one read.
+    Call again after editing a complete store's attrs (the document holds them)."""
+    import warnings
+
+    import zarr
+
+    with warnings.catch_warnings():  # "not part in the Zarr format 3 specification"
+        warnings.simplefilter("ignore")
+        zarr.consolidate_metadata(writable(url, storage_options))

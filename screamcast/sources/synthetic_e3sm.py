@@ -105,16 +105,43 @@ def hybrid_coefficients(levels: int) -> dict[str, np.ndarray]:
     }
 
 
+# (units, long_name) of every history variable, as E3SM writes them: EAM's names, then EAMxx's
+HISTORY_ATTRS = {
+    "T": ("K", "Temperature"),
+    "U": ("m/s", "Zonal wind"),
+    "V": ("m/s", "Meridional wind"),
+    "Q": ("kg/kg", "Specific humidity"),
+    "PS": ("Pa", "Surface pressure"),
+    "PRECT": ("m/s", "Total (convective and large-scale) precipitation rate (liq + ice)"),
+    "T_mid": ("K", "temperature at midpoints"),
+    "qv": ("kg/kg", "water vapor mixing ratio (wet)"),
+    "horiz_winds": ("m/s", "horizontal wind"),
+    "ps": ("Pa", "surface pressure"),
+    "hyai": ("1", "hybrid A coefficient at layer interfaces"),
+    "hybi": ("1", "hybrid B coefficient at layer interfaces"),
+    "hyam": ("1", "hybrid A coefficient at layer midpoints"),
+    "hybm": ("1", "hybrid B coefficient at layer midpoints"),
+    "P0": ("Pa", "reference pressure"),
+    "area": ("radians^2", "physics column areas"),
+}
+Q_DRY, Q_MOIST = 3e-6, 0.02  # kg/kg: stratospheric floor; a moist tropical surface
+
+
 def history_fields(truth: dict, lat: np.ndarray, eta_mid: np.ndarray) -> dict[str, np.ndarray]:
-    """One time's EAM fields from the 2-D truth: ``PS (ncol)``, ``T, U, V, Q (lev, ncol)``."""
+    """One time's EAM fields from the 2-D truth: ``PS (ncol)``, ``T, U, V, Q (lev, ncol)``.
+
+    Each in its physical range: ``Q`` is the tracer (0 to 1) as specific humidity, from
+    :data:`Q_DRY` aloft to at most :data:`Q_MOIST` + :data:`Q_DRY` at the surface (positive,
+    so the tracer's exact zeros do not reach it); ``PRECT`` the truth's kg m-2 s-1 as the
+    m/s of liquid water E3SM writes (1000 kg m-3)."""
     e = eta_mid[:, None]
     return {
         "PS": 1e5 + 800.0 * truth["tracer"] - 1500.0 * np.sin(np.radians(lat)) ** 2,
         "T": truth["temperature"][None] - 70.0 * (1.0 - e),
         "U": truth["u"][None] * (0.4 + e),
         "V": truth["v"][None] * (0.4 + e),
-        "Q": truth["tracer"][None] * e,
-        "PRECT": truth["precip"],
+        "Q": Q_DRY + Q_MOIST * np.clip(truth["tracer"][None], 0.0, 1.0) * e**2,
+        "PRECT": truth["precip"] / 1000.0,
     }
 
 
@@ -187,7 +214,7 @@ def _history_dataset(per_time, times, layout, lat, lon, grid, hybrid, ne) -> xr.
         "hybi": (("ilev",), hybrid["hybi"]),
         "hyam": (("lev",), hybrid["hyam"]),
         "hybm": (("lev",), hybrid["hybm"]),
-        "P0": ((), hybrid["P0"], {"units": "Pa"}),
+        "P0": ((), hybrid["P0"]),
         "area": (("ncol",), grid.area.reshape(-1)[grid.column_index()]),
     }
     coords = {
@@ -197,4 +224,8 @@ def _history_dataset(per_time, times, layout, lat, lon, grid, hybrid, ne) -> xr.
         "lev": ("lev", 1000.0 * (hybrid["hyam"] + hybrid["hybm"]), {"units": "hPa"}),
     }
     assert len(coords["lev"][1]) == levels
-    return xr.Dataset(data, coords=coords, attrs=attrs)
+    ds = xr.Dataset(data, coords=coords, attrs=attrs)
+    for name in ds.data_vars:  # units and long_name on every variable, as E3SM writes them
+        units, long_name = HISTORY_ATTRS[name]
+        ds[name].attrs = {"units": units, "long_name": long_name}
+    return ds

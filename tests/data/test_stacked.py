@@ -51,6 +51,27 @@ def test_the_stack_unstacks_into_the_stores_variables(store):
     assert stacked.unstack(plain) is plain  # not stacked: as it is
 
 
+def test_the_channel_axes_are_labelled_and_unstacked_away(store):
+    """Plain xarray sees the channels by name with their units (the static stack's too); the
+    unstacked dataset has neither label, and its variables keep their own units."""
+    path, values = store
+    group = zarr.open_group(path, mode="r+")
+    static = [("height", 1, None, {"units": "m"}), ("mask", 1, None, {})]
+    stacked.create_stack(group, stacked.stack_spec(static), None, n=6, chunk=4, shard=8)
+    raw = xr.open_zarr(path, chunks=None, consolidated=False)
+    assert list(raw["channel"].values) == ["T[0]", "T[1]", "T[2]", "ps"]
+    assert list(raw["fields"]["channel_units"].values) == ["K", "K", "K", "Pa"]
+    assert list(raw["static_channel"].values) == ["height", "mask"]
+    assert list(raw["static_channel_units"].values) == ["m", ""]
+    np.testing.assert_array_equal(raw["fields"].sel(channel="ps").values, values[:, 3])
+    ds = stacked.unstack(raw)
+    assert not {"channel", "channel_units", "static_channel", "static_channel_units"} & set(
+        ds.variables
+    )
+    assert ds["height"].dims == ("face", "y", "x") and ds["height"].attrs == {"units": "m"}
+    assert ds["ps"].attrs == {"units": "Pa"}
+
+
 def test_channels_are_found_in_the_stack_and_read_together(store):
     path, values = store
     spec = {"fields": SPEC}

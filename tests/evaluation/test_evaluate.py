@@ -34,6 +34,8 @@ def test_streaming_skill_equals_the_finished_outputs(
     offline.record_output(output, range(len(times)))
     # nudged: the misfit to the reference streams beside the scores (u, v, temperature)
     misfit = {v: streamed[v].pop("reference_rmse") for v in ("u", "v", "temperature")}
+    units = {v: streamed[v].pop("units") for v in variables}  # the file's, not a score
+    assert units["u"] == "m s-1" and units["temperature"] == "K"
     assert all(np.isfinite(m).all() for m in misfit.values())
     assert offline.summary() == streamed  # bit for bit, the seam and imprint scores too
     assert output.attrs["tile"] == 8 and streamed["u"]["tile_imprint"][-1] > 0

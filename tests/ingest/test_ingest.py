@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +205,10 @@ def test_a_killed_ingestion_resumes_to_the_same_store(eam, tmp_path):
         np.testing.assert_array_equal(a[v].values, b[v].values)
     assert a.attrs["normalisation"] == b.attrs["normalisation"]
     assert run(eam, tmp_path / "k.zarr", block=1)["state"] == "complete"  # nothing left
+    with warnings.catch_warnings():  # the resumed store is consolidated and labelled too
+        warnings.simplefilter("error")
+        labelled = xr.open_zarr(tmp_path / "k.zarr")
+    assert list(labelled["channel"].values) == list(xr.open_zarr(whole)["channel"].values)
 
 
 def test_a_dask_local_cluster_writes_the_same_store(eam, tmp_path):
