@@ -65,7 +65,8 @@ def evaluate(
     clim = _climatology(out, scoring, grid, variables, climatology, storage_options)
     aggregators = truth_aggregators(source, scoring.area, grid, tile, clim, metrics)
     spectra, spectra_line = _spectra(source, grid, len(times), scoring, ref, figures)
-    scores = Scores(aggregators + ([spectra] if spectra else []), variables, times)
+    units = {v: out[v].attrs["units"] for v in variables if out[v].attrs.get("units")}
+    scores = Scores(aggregators + ([spectra] if spectra else []), variables, times, units)
     scores.record_output(out, range(len(times)))
     report = Path(report)
     report.mkdir(parents=True, exist_ok=True)
@@ -96,7 +97,7 @@ def evaluate(
 def _draw(report: Path, scores: Scores, table: dict, scoring, grid) -> None:
     """The report's figures, each from its aggregator's summary."""
     variables = scores.variables
-    fig.plot_leads(report / "leads.png", table, variables)
+    fig.plot_leads(report / "leads.png", table, variables, scores.units)
     fig.plot_drift(report / "drift.png", scores.find(GlobalMeanDrift))
     fig.plot_bias_maps(report / "bias_maps.png", scores.find(RmseBias), scoring.lat, grid)
     spectra, seams = scores.find(PowerSpectra), scores.find(SeamSkill)

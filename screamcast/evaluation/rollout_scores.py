@@ -64,7 +64,8 @@ def rollout_scores(plan, inputs) -> Scores | None:
         aggregators += truth_aggregators(truth, grid.area, grid, tile, clim, metrics)
     if inputs.corrector is not None:  # scored against the reference, with or without a truth
         aggregators.append(ReferenceMisfit(inputs.corrector, times))
-    return Scores(aggregators, variables, times) if aggregators else None
+    units = {v: a["units"] for v, a in plan.var_attrs.items() if a.get("units")}
+    return Scores(aggregators, variables, times, units) if aggregators else None
 
 
 def scored_rollout(config, source: str = "the config") -> tuple[dict, dict | None]:

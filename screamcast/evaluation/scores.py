@@ -19,8 +19,9 @@ class Scores:
 
     per_step = True
 
-    def __init__(self, aggregators: list, variables: list[str], times: np.ndarray):
+    def __init__(self, aggregators: list, variables: list[str], times: np.ndarray, units=None):
         self.aggregators, self.variables, self.times = list(aggregators), list(variables), times
+        self.units: dict = dict(units or {})  # {variable: its units attr}, for the figures
 
     def record(self, step: int, time, fields: np.ndarray) -> None:
         for aggregator in self.aggregators:
@@ -46,7 +47,8 @@ class Scores:
 
     def write(self, base: str | Path, figures: bool = True) -> dict:
         """``<base>_metrics.csv`` / ``.json`` and, once the last step is scored against a
-        truth, ``<base>_last_step.png`` (prediction, truth and error of the first variable)."""
+        truth, ``<base>_last_step.png`` (prediction, truth and error of each variable, up to
+        :data:`~screamcast.evaluation.panel_grid.LAST_STEP_VARIABLES`)."""
         table = self.summary()
         columns = list(dict.fromkeys(c for v in table for c in table[v]))
         with open(f"{base}_metrics.csv", "w") as f:
@@ -61,7 +63,9 @@ class Scores:
         Path(f"{base}_metrics.json").write_text(json.dumps(table, indent=1))
         rmse = self.find(RmseBias)
         if figures and rmse is not None and rmse.last is not None:
-            from screamcast.evaluation.cube_net import plot_prediction
+            from screamcast.evaluation.last_step import plot_last_step
 
-            plot_prediction(f"{base}_last_step.png", *rmse.last, self.variables[0])
+            drawn = self.variables[: len(rmse.last[0])]
+            path = f"{base}_last_step.png"
+            plot_last_step(path, *rmse.last, drawn, self.units, of=len(self.variables))
         return table
