@@ -81,3 +81,29 @@ def test_every_checkpoint_and_store_the_docs_name_in_the_repository_is_tracked_a
             pipeline.load_state_dict(ckpt["model"])
         else:
             assert xr.open_zarr(ROOT / name, consolidated=False).sizes["time"] >= 1
+
+
+def _outside_pointers(guide: Path, tracked_names: set[str], written_names: set[str]) -> list[str]:
+    """What ``guide`` points at outside the repository: a ``../`` path that does not land on a
+    file of the clone, or a ``.md`` document neither in the repository nor one the package
+    writes (``report.md``)."""
+    text, found = guide.read_text(), []
+    for path in re.findall(r"(?<![\w/.])((?:\.\./)+[\w./-]*)", text):
+        target = (guide.parent / path).resolve()
+        if ROOT not in target.parents or not target.exists():
+            found.append(f"{guide.relative_to(ROOT)} -> {path}")
+    for name in set(re.findall(r"[\w.-]+\.md\b", text)):
+        if name not in tracked_names and name not in written_names:
+            found.append(f"{guide.relative_to(ROOT)} -> {name} (not in the repository)")
+    return found
+
+
+def test_user_guides_point_at_nothing_outside_the_repository():
+    """A reader of a clone has only the clone: no ``../shared/`` path, no design note kept
+    beside the repository."""
+    tracked = subprocess.run(["git", "ls-files"], capture_output=True, text=True, cwd=ROOT)
+    tracked_names = {Path(f).name for f in tracked.stdout.split()}
+    source = " ".join(p.read_text() for p in (ROOT / "screamcast").rglob("*.py"))
+    written_names = set(re.findall(r"[\"']([\w.-]+\.md)[\"']", source))  # report.md
+    outside = [f for p in GUIDES for f in _outside_pointers(p, tracked_names, written_names)]
+    assert not outside, outside

@@ -75,11 +75,36 @@ def _leave_group() -> None:
         dist.destroy_process_group()
 
 
+HELP = """screamcast-train (python scripts/train.py): train one stage, docs/training.md.
+
+Usage: screamcast-train experiment=<stage> run_dir=<dir> [init_from=<checkpoint>] [key=value ...]
+       screamcast-train data=store data.url=<your ingested store> experiment=<stage> run_dir=<dir>
+
+Config groups (group=option, from configs/):
+{groups}
+
+The whole composed config: screamcast-train <overrides> --cfg job (Hydra's)."""
+
+
+def _help() -> str:
+    """The usage and each group's options, read from configs/ (no Hydra: a first word)."""
+    from screamcast.config.train_checks import GROUPS
+
+    lines = []
+    for group in GROUPS:
+        options = sorted(p.stem for p in (CONFIGS / group).glob("*.yaml"))
+        lines.append(f"  {group}: {', '.join(options)}")
+    return HELP.format(groups="\n".join(lines))
+
+
 def _checked(argv: list[str]) -> None:
     """A misspelt key or group option is answered now (exit 2, the valid keys), before Hydra
     and torch are imported; remembers the run_dir given."""
     from screamcast.config.train_checks import TrainConfigError, check_overrides
 
+    if {"-h", "--help"} & set(argv):
+        print(_help())
+        sys.exit(0)
     overrides = [a for a in argv if not a.startswith("-")]
     try:
         check_overrides(overrides, CONFIGS)

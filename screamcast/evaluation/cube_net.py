@@ -8,8 +8,6 @@ and y up, and neighbouring faces touch along their shared edges.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 
@@ -35,24 +33,3 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
-
-
-def plot_prediction(path: str | Path, pred: np.ndarray, truth: np.ndarray, title: str) -> Path:
-    """Prediction, truth and error of one ``(6, n, n)`` field as a PNG."""
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
-    lo, hi = float(np.nanmin(truth)), float(np.nanmax(truth))
-    err = pred - truth
-    e = float(np.abs(err).max()) or 1.0
-    for ax, data, name, kw in [
-        (axes[0], pred, "prediction", dict(vmin=lo, vmax=hi, cmap="viridis")),
-        (axes[1], truth, "truth", dict(vmin=lo, vmax=hi, cmap="viridis")),
-        (axes[2], err, "error", dict(vmin=-e, vmax=e, cmap="RdBu_r")),
-    ]:
-        im = ax.imshow(cube_net(data), origin="lower", **kw)
-        ax.set_title(f"{title}: {name}")
-        ax.set_axis_off()
-        fig.colorbar(im, ax=ax, shrink=0.8)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return Path(path)

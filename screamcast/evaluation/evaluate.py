@@ -98,7 +98,7 @@ def evaluate(
 def _draw(report: Path, scores: Scores, table: dict, scoring, grid) -> None:
     """The report's figures, each from its aggregator's summary."""
     variables = scores.variables
-    fig.plot_leads(report / "leads.png", table, variables)
+    fig.plot_leads(report / "leads.png", table, variables, scores.units)
     fig.plot_drift(report / "drift.png", scores.find(GlobalMeanDrift))
     fig.plot_bias_maps(report / "bias_maps.png", scores.find(RmseBias), scoring.lat, grid)
     spectra, seams = scores.find(PowerSpectra), scores.find(SeamSkill)

@@ -14,6 +14,7 @@ import numpy as np
 
 from screamcast.evaluation.cube_net import cube_net, pyplot
 from screamcast.evaluation.drift import GlobalMeanDrift
+from screamcast.evaluation.panel_grid import panel_grid
 from screamcast.evaluation.power_spectra import PowerSpectra
 from screamcast.evaluation.rmse import RmseBias
 
@@ -101,36 +102,36 @@ def plot_spectra(path: str | Path, spectra: PowerSpectra) -> Path:
     return Path(path)
 
 
-def plot_leads(path: str | Path, table: dict, variables: list[str]) -> Path:
+def leads_figure(table: dict, variables: list[str], units: dict | None = None):
     """RMSE per lead of the rollout, persistence and (when scored) climatology, and the anomaly
-    correlation when a climatology was given: one row per variable."""
-
+    correlation when a climatology was given: a panel (or two) per variable, in a grid of at
+    most four columns; RMSE in each variable's ``units``."""
     plt = pyplot()
     acc = "acc" in table[variables[0]]
-    V = len(variables)
-    fig, axes = plt.subplots(
-        V,
-        2 if acc else 1,
-        figsize=(10 if acc else 6, 2.3 * V),
-        constrained_layout=True,
-        squeeze=False,
-    )
-    for i, v in enumerate(variables):
-        t = table[v]
-        ax = axes[i, 0]
+    fig, groups = panel_grid(plt, len(variables), 2 if acc else 1, (3.6, 2.3), max_columns=4)
+    for v, axes in zip(variables, groups, strict=True):
+        t, ax = table[v], axes[0]
         ax.plot(t["rmse"], "C1-", label="rollout")
         ax.plot(t["persistence_rmse"], "k--", label="persistence")
         if "climatology_rmse" in t:
             ax.plot(t["climatology_rmse"], "C2:", label="climatology")
-        ax.set_ylabel(f"{v} RMSE")
+        ax.set_title(v, fontsize=9)
+        ax.set_ylabel(f"RMSE ({units[v]})" if units and units.get(v) else "RMSE")
+        ax.set_xlabel("lead (steps)")
         if acc:
-            axes[i, 1].plot(t["acc"], "C1-", label="rollout")
-            axes[i, 1].plot(t["persistence_acc"], "k--", label="persistence")
-            axes[i, 1].set_ylabel("ACC")
-    axes[0, 0].legend()
-    axes[-1, 0].set_xlabel("lead (steps)")
+            axes[1].plot(t["acc"], "C1-", label="rollout")
+            axes[1].plot(t["persistence_acc"], "k--", label="persistence")
+            axes[1].set_title(f"{v}: anomaly correlation", fontsize=9)
+            axes[1].set_xlabel("lead (steps)")
+    groups[0][0].legend(fontsize=7)
+    return fig
+
+
+def plot_leads(path: str | Path, table: dict, variables: list[str], units=None) -> Path:
+    """:func:`leads_figure` as a PNG."""
+    fig = leads_figure(table, variables, units)
     fig.savefig(path, dpi=85)
-    plt.close(fig)
+    pyplot().close(fig)
     return Path(path)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from screamcast.evaluation.aggregator import TruthSource
 from screamcast.evaluation.metrics import area_weighted_bias, area_weighted_rmse
+from screamcast.evaluation.panel_grid import LAST_STEP_VARIABLES, shrunk
 
 
 class RmseBias:
@@ -22,7 +23,8 @@ class RmseBias:
         self.rmse = {v: np.full(steps, np.nan) for v in self.variables}
         self.bias = {v: np.full(steps, np.nan) for v in self.variables}
         self.persistence = {v: np.full(steps, np.nan) for v in self.variables}
-        self.last: tuple[np.ndarray, np.ndarray] | None = None  # (prediction, truth) of var 0
+        # (prediction, truth) of the first LAST_STEP_VARIABLES at the last step, shrunk
+        self.last: tuple[np.ndarray, np.ndarray] | None = None
         # time-mean bias maps over the steps after the initial condition: one per variable
         self.bias_sum = np.zeros((len(self.variables), *np.shape(area)))
         self.bias_steps = 0
@@ -39,7 +41,8 @@ class RmseBias:
             self.bias_sum += np.asarray(fields, np.float64) - truth
             self.bias_steps += 1
         if step == len(self.truth.times) - 1:
-            self.last = (np.array(fields[0]), truth[0])
+            drawn = slice(0, LAST_STEP_VARIABLES)
+            self.last = (shrunk(np.asarray(fields[drawn])), shrunk(np.asarray(truth[drawn])))
 
     @property
     def mean_bias(self) -> np.ndarray:

@@ -49,7 +49,8 @@ class Scores:
 
     def write(self, base: str | Path, figures: bool = True) -> dict:
         """``<base>_metrics.csv`` / ``.json`` and, once the last step is scored against a
-        truth, ``<base>_last_step.png`` (prediction, truth and error of the first variable).
+        truth, ``<base>_last_step.png`` (prediction, truth and error of each variable, up to
+        :data:`~screamcast.evaluation.panel_grid.LAST_STEP_VARIABLES`).
         Each variable's units: the csv's last column, a ``units`` field in the json (the
         returned table holds the scores only)."""
         table = self.summary()
@@ -69,9 +70,11 @@ class Scores:
         Path(f"{base}_metrics.json").write_text(json.dumps(with_units, indent=1))
         rmse = self.find(RmseBias)
         if figures and rmse is not None and rmse.last is not None:
-            from screamcast.evaluation.cube_net import plot_prediction
+            from screamcast.evaluation.last_step import plot_last_step
 
-            plot_prediction(f"{base}_last_step.png", *rmse.last, self.variables[0])
+            drawn = self.variables[: len(rmse.last[0])]
+            path = f"{base}_last_step.png"
+            plot_last_step(path, *rmse.last, drawn, self.units, of=len(self.variables))
         return table
 
 

@@ -15,7 +15,7 @@ import xarray as xr
 from screamcast import checkpoint_format as fmt
 from screamcast.config.inference import InferenceConfig
 from screamcast.data.calendar import CalendarError, calendar_of, parse, seconds
-from screamcast.data.channels import split
+from screamcast.data.channels import grouped, split, vertical_dim
 from screamcast.data.compatible import IncompatibleStoreError, channel_levels, check_levels
 from screamcast.data.store import (
     StoreError,
@@ -96,6 +96,39 @@ def keyed_store_errors(open_):
         raise
 
 
+def _listed(names) -> str:
+    """``U[0]..U[3], PS`` -> ``U (4 levels), PS``."""
+    return ", ".join(
+        f"{var} ({len(m)} levels)" if m[0][1] is not None else var
+        for var, m in grouped(list(names)).items()
+    )
+
+
+def variables_mismatch(c: InferenceConfig, desc, needed: list[str]) -> str | None:
+    """When the initial-condition store lacks variables the checkpoint steps, the refusal that
+    names both sides (the checkpoint's grid and variables, the store's), else None (the store
+    cannot be read at all, or its error is another one)."""
+    ic, stores = c.initial_condition, c.stores
+    try:
+        ds = open_store(ic.data, stores.storage_options, assume_grid=stores.assume_grid)
+    except StoreError:
+        return None
+    have = sorted(v for v in ds.data_vars if set(ds[v].dims) & {"face", "ncol"})
+    missing = [v for v in grouped(needed) if v not in have]
+    if not missing:
+        return None
+    names = desc.variables
+    trained = [*names.prognostic, *names.diagnostic, *names.static]
+    store = [f"{v} ({ds.sizes[d]} levels)" if (d := vertical_dim(ds[v])) else v for v in have]
+    return (
+        f"checkpoint {c.checkpoint.path} was trained on grid {desc.grid.name} with variables "
+        f"[{_listed(trained)}]; the initial condition {ic.data} ({{initial_condition.data}}) "
+        f"is grid {ds.attrs.get('grid', 'unknown')} with [{', '.join(store)}], without "
+        f"{', '.join(missing)}: roll this checkpoint out on a store of its grid and variables, "
+        "or this store with a checkpoint trained on it"
+    )
+
+
 def initial_store(c: InferenceConfig, desc, prog, static) -> xr.Dataset:
     """The initial condition's store on the checkpoint's grid."""
     ic, stores = c.initial_condition, c.stores
@@ -111,8 +144,9 @@ def initial_store(c: InferenceConfig, desc, prog, static) -> xr.Dataset:
             )
         )
     except StoreError as err:  # name the setting that gave the store
+        mismatch = variables_mismatch(c, desc, prog + static)
         raise RolloutError(
-            f"{err} ({{initial_condition.data}})", "initial_condition.data"
+            mismatch or f"{err} ({{initial_condition.data}})", "initial_condition.data"
         ) from None
     grid = dataset_grid(ds)
     if grid.name != desc.grid.name:

@@ -10,6 +10,8 @@ refused naming what differs. Written through :mod:`screamcast.checkpoint_io` (ne
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import torch
 from omegaconf import OmegaConf
 
@@ -44,11 +46,51 @@ def describe(
     )
 
 
+def _override(key: str, value) -> str:
+    """A Hydra override of ``key`` to ``value`` (channel names quoted: ``["T[0]","PS"]``)."""
+    if isinstance(value, (list, tuple)):
+        items = [f'"{v}"' if "[" in str(v) else str(v) for v in value]
+        return f"{key}=[{','.join(items)}]"
+    return f"{key}={str(value).lower() if isinstance(value, bool) else value}"
+
+
+def _differing(description: fmt.ModelDescription, want: dict, section: str, prefix: str):
+    """``prefix.key=value`` overrides giving the checkpoint's value of each key of
+    ``section`` that differs from ``want``'s."""
+    d = description
+    have = {"variables": asdict(d.variables), "model": d.model, "inputs": d.inputs}[section]
+    differ = [k for k, v in want[section].items() if _plain(have[k]) != _plain(v)]
+    return [_override(f"{prefix}.{k}", have[k]) for k in differ]
+
+
+def _plain(value):
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+def _hint(section: str, description: fmt.ModelDescription, want: dict) -> str:
+    """What fixes a mismatch in ``section``: the settings that give the checkpoint's values
+    (only those that can), or training from scratch."""
+    if section == "variables":
+        sets = " ".join(_differing(description, want, "variables", "data"))
+        return (
+            f"to start from it, give its variables ({sets}) and a store that has them; to train "
+            "on these variables, train from scratch (no init_from, a new run_dir)"
+        )
+    if section == "grid":
+        g = description.grid
+        sets = " ".join(_override(f"data.{k}", getattr(g, k)) for k in ("n", "tile", "halo"))
+        return f"to start from it, give a store on {g.name} (data.url) and {sets}"
+    sets = _differing(description, want, "model", "model")
+    sets += _differing(description, want, "inputs", "data")
+    return f"to start from it (or continue that run), give its settings: {' '.join(sets)}"
+
+
 def check_compatible(
     description: fmt.ModelDescription, cfg: TrainConfig, path: str, grid: str
 ) -> None:
     """Refuse a checkpoint whose variables, grid or architecture differ from the config and
-    the store's ``grid``."""
+    the store's ``grid``, with the settings that would match it (those of the part that
+    differs)."""
     d, m = cfg.data, cfg.model
     want = {
         "variables": {k: list(d[k]) for k in ("prognostic", "diagnostic", "static")},
@@ -61,17 +103,13 @@ def check_compatible(
             "input_times": d.input_times,
         },
     }
-    try:
-        description.check(want, path, "the config")
-    except fmt.IncompatibleCheckpointError as err:
-        inputs = description.inputs
-        was = description.model["upsample"], inputs["solar_time"], inputs["grid_metric"]
-        if was != (m.upsample, d.solar_time, d.grid_metric):  # from before these defaults
+    for section, values in want.items():
+        try:
+            description.check({section: values}, path, "the config")
+        except fmt.IncompatibleCheckpointError as err:
             raise fmt.IncompatibleCheckpointError(
-                f"{err}; to continue that run give its settings: model.upsample={was[0]} "
-                f"data.solar_time={str(was[1]).lower()} data.grid_metric={str(was[2]).lower()}"
+                f"{err}; {_hint(section, description, want)}"
             ) from None
-        raise
 
 
 def make_checkpoint(

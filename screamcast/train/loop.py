@@ -102,6 +102,8 @@ def train(cfg: TrainConfig) -> Path:
     held: list[FileLock] = []  # rank 0's lock stays here (not broadcast to the other ranks)
     cio._on_rank0(fabric, lambda: held.append(run_dir_.claim(run_dir)))
     try:
+        if fabric.global_rank == 0 and (note := run_dir_.resume_note(cfg, run_dir)):
+            fabric.print(note, flush=True)  # before the store is read: a reuse, said first
         trainer = Trainer(fabric, cfg, run_dir)  # a refused config stops here, unrecorded
         cio._on_rank0(fabric, run_dir_.record_config, cfg, run_dir)
         trainer.fit()

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
 """A training run's directory: claimed by one run at a time, its config recorded once the
-run is set up (a refused config never replaces the one its checkpoints were made with)."""
+run is set up (a refused config never replaces the one its checkpoints were made with), a
+reuse with another config announced as the resume it is."""
 
 from __future__ import annotations
 
@@ -24,6 +25,53 @@ def record_config(cfg, run_dir: Path) -> None:
     """Rank 0, once the run is set up: the resolved config, storage secrets as ***."""
     resolved = scrub(OmegaConf.to_container(cfg, resolve=True))
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
+
+
+# keys that change how a run reports or is scheduled on the machine, not what it trains
+_NOT_THE_RUN = {"run_dir", "progress", "log_every", "threads", "data.num_workers"}
+
+
+def _flat(tree, prefix: str = "") -> dict:
+    """``{"optim": {"lr": 1e-3}}`` -> ``{"optim.lr": 1e-3}`` (lists are values)."""
+    if not isinstance(tree, dict):
+        return {prefix: tree}
+    out = {}
+    for key, value in tree.items():
+        out |= _flat(value, f"{prefix}.{key}" if prefix else str(key))
+    return out
+
+
+def _shown(value) -> str:
+    """A value as said: in full (a path, a number), a long list cut at 60 characters."""
+    text = "unset" if value is None else str(value)
+    return text if len(text) <= 60 or not isinstance(value, list) else text[:57] + "..."
+
+
+def resume_note(cfg, run_dir: Path) -> str | None:
+    """Rank 0, before anything is read: when ``run_dir`` already holds checkpoints and the
+    config differs from its ``config.yaml`` in keys that change the run, the line that says
+    this is a resume and which keys differ (``None`` for a fresh run or the same config)."""
+    recorded = run_dir / "config.yaml"
+    if not any(run_dir.glob("*.pth")) or not recorded.is_file():
+        return None
+    was = _flat(OmegaConf.to_container(OmegaConf.load(recorded), resolve=True))
+    now = _flat(scrub(OmegaConf.to_container(cfg, resolve=True)))
+    differ = [
+        f"{k} ({_shown(was.get(k))} -> {_shown(now.get(k))})"
+        for k in sorted(was.keys() | now.keys())
+        if k not in _NOT_THE_RUN
+        and not k.startswith("data.storage_options")
+        and was.get(k) != now.get(k)
+    ]
+    if not differ:
+        return None
+    latest = run_dir / "latest.pth"
+    source = latest if latest.exists() else f"{run_dir}'s newest valid steps_*.pth"
+    return (
+        f"{run_dir} holds checkpoints: this run resumes from {source} (its weights, optimizer "
+        f"and step), with a config that differs from {recorded} in {', '.join(differ)}; "
+        "for a new run give another run_dir (init_from= to start from its weights)"
+    )
 
 
 class TrainingStopped(Exception):

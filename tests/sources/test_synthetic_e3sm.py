@@ -36,7 +36,11 @@ def test_history_values_are_in_physical_ranges(tmp_path):
     precipitation non-negative and below 100 mm/day; T 150 to 330 K; PS about 1000 hPa."""
     files = write_history(tmp_path, "eam", files=3)
     ds = xr.open_mfdataset(
-        [str(f) for f in files], combine="by_coords", data_vars="minimal", compat="override"
+        [str(f) for f in files],
+        combine="by_coords",
+        data_vars="minimal",
+        coords="minimal",
+        compat="override",
     )
     q, prect = ds["Q"].values, ds["PRECT"].values
     assert q.min() >= 3e-6 * (1 - 1e-6) and 0.01 < q.max() < 0.03

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The screamcast authors
+from pathlib import Path
+
 import pytest
 import torch
 from omegaconf import OmegaConf
@@ -44,6 +46,43 @@ def test_another_architecture_or_grid_is_refused_naming_it():
         check_compatible(old, wider, "a.pth", "ne8pg2")
     with pytest.raises(fmt.IncompatibleCheckpointError, match="grid.name"):
         check_compatible(old, cfg(), "a.pth", "ne16pg2")
+
+
+HS = Path(__file__).resolve().parents[2] / "benchmarks" / "held_suarez" / "emulator.pth"
+
+
+def test_a_variables_mismatch_is_answered_with_variables_not_other_settings():
+    """init_from the Held-Suarez emulator (U, V, T, PS; no solar time) with the tiny store's
+    variables: only its variables, or training from scratch, can fix that."""
+    hs = fmt.ModelDescription.from_dict(fmt.load(HS)["description"])
+    with pytest.raises(fmt.IncompatibleCheckpointError) as refused:
+        check_compatible(hs, cfg(), "hs.pth", "ne8pg2")
+    said = str(refused.value)
+    assert said.startswith("checkpoint hs.pth has variables.prognostic=['U[0]'"), said
+    prognostic = ",".join(f'"{v}[{k}]"' for v in "UVT" for k in range(4))
+    assert f"give its variables (data.prognostic=[{prognostic},PS] data.diagnostic=[] " in said
+    assert "data.static=[]) and a store that has them" in said
+    assert "train from scratch (no init_from, a new run_dir)" in said
+    assert "upsample" not in said and "solar_time" not in said and "grid_metric" not in said
+
+
+def test_a_grid_or_model_mismatch_is_answered_with_its_own_settings():
+    old = description(cfg(tile=8, halo=4))
+    bigger = cfg()
+    bigger.data.n = 32
+    with pytest.raises(fmt.IncompatibleCheckpointError) as refused:
+        check_compatible(old, bigger, "a.pth", "ne8pg2")
+    said = str(refused.value)
+    assert "has grid.n=16, but the config has 32" in said
+    assert "give a store on ne8pg2 (data.url) and data.n=16 data.tile=8 data.halo=4" in said
+    assert "data.prognostic" not in said and "model." not in said
+    other = cfg(solar_time=False)
+    other.model.upsample, other.model.width = "nearest", old.model["width"] * 2
+    with pytest.raises(fmt.IncompatibleCheckpointError) as refused:
+        check_compatible(old, other, "a.pth", "ne8pg2")
+    said = str(refused.value)
+    want = f"give its settings: model.width={old.model['width']} model.upsample=bilinear "
+    assert said.endswith(want + "data.solar_time=true"), said
 
 
 def test_loaded_moments_take_their_parameters_layout():
