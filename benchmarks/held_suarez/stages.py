@@ -229,7 +229,9 @@ def emulator_cost(
         "initial_condition.start": test["time"].values[3].strftime("%Y-%m-%dT%H:%M"),
         "output.path": str(work / "cost_rollout_never_written.zarr"),
         "output.steps": steps + 1,
-        "stepper.halo_adjoint": True,  # intra-face, as the climate rollout
+        # intra-face at the training tile, as the climate rollout; whole faces have no seams
+        # inside a face, so there it is the crop (the intra-face adjoint is refused)
+        "stepper.halo_adjoint": not whole_faces,
         "stepper.precision": precision,
         "guard.action": "off",  # a cost, not a climate
         "stepper.tile": tile,
