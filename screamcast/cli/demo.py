@@ -88,9 +88,13 @@ def demo_arguments() -> list[str]:
         print("training the demo model (a few minutes on 2 CPU cores) ...", flush=True)
         from screamcast.cli.hydra_config import compose_train
         from screamcast.train.loop import train
+        from screamcast.train.run_dir import TrainingStopped
 
         cfg = compose_train(["experiment=demo", f"run_dir={best.parent}", f"data.url={data}"])
-        train(cfg)
+        try:
+            train(cfg)
+        except TrainingStopped as stop:  # saved: the same command resumes the training
+            raise SystemExit(128 + stop.signum) from None
     import xarray as xr
 
     from screamcast.data.calendar import DECODER

@@ -43,7 +43,8 @@ def _run(cfg) -> None:
         if isinstance(err, StoreError) and err.option:  # the training config's key for it
             message = f"{err.bare} (data.{err.option}=true)"
         print(f"error: {message}", file=sys.stderr)
-        _remove_unstarted(Path(cfg.run_dir))
+        if not isinstance(err, LockedError):  # a locked run_dir is another run's
+            _remove_unstarted(Path(cfg.run_dir))
         sys.exit(2)
     except KeyboardInterrupt:  # a second Ctrl-C: the first saves at the step's end
         print(

@@ -80,6 +80,12 @@ def check_settings(cfg) -> None:
             raise TrainConfigError(f"{key}={value}: must be >= {low}")
     if None not in (d.n, d.tile, d.halo, d.crop):  # null: taken from the store first
         _check_face(d.n, d.tile, d.halo, d.crop)
+    step = 2 ** int(cfg.model.levels)
+    if d.crop is not None and d.crop % step:
+        raise TrainConfigError(
+            f"data.crop={d.crop} must be divisible by 2**model.levels = {step} (the network "
+            "halves it model.levels times)"
+        )
     for key in ("train_range", "valid_range"):
         if getattr(d, key) is None:
             continue

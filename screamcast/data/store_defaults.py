@@ -16,9 +16,10 @@ FILLED = ("n", "prognostic", "static", "tile", "halo", "train_range", "valid_ran
 VALID_SHARE = 10  # the held-out validation times: the last tenth of the store
 
 
-def fill_from_store(data, rollout_steps: int = 1) -> str | None:
+def fill_from_store(data, rollout_steps: int = 1, levels: int = 2) -> str | None:
     """Set ``data``'s null settings from the store it names; returns the line saying what
-    they became (None when nothing was null)."""
+    they became (None when nothing was null). ``levels``: the network's halvings, which the
+    crop ``tile + 2 * halo`` must take."""
     null = [k for k in FILLED if getattr(data, k) is None]
     if not null:
         return None
@@ -33,10 +34,10 @@ def fill_from_store(data, rollout_steps: int = 1) -> str | None:
         taken["prognostic"] = [v for v in timed if v not in diagnostic]
     if data.static is None:
         taken["static"] = [str(v) for v in ds.data_vars if "time" not in ds[v].dims]
-    if data.tile is None:
-        taken["tile"] = store_tile(n)
-    if data.halo is None:
-        taken["halo"] = max(1, taken.get("tile", data.tile) // 2)
+    if data.tile is None or data.halo is None:
+        tile, halo = store_tile_halo(n, levels, data.tile, data.halo)
+        taken |= {"tile": tile} if data.tile is None else {}
+        taken |= {"halo": halo} if data.halo is None else {}
     held = max(ds.sizes["time"] // VALID_SHARE, rollout_steps + 1)
     if data.train_range is None:
         taken["train_range"] = [0, -held]
@@ -48,8 +49,22 @@ def fill_from_store(data, rollout_steps: int = 1) -> str | None:
     return f"from the store {data.url}: {said}"
 
 
-def store_tile(n: int) -> int:
+def store_tile_halo(
+    n: int, levels: int, tile: int | None = None, halo: int | None = None
+) -> tuple[int, int]:
     """The largest tile of at most 16 that divides the face and leaves more than one tile a
-    face (the seams the training crops and the halo adjoint learn), else the face."""
-    smaller = [t for t in range(1, min(16, n - 1) + 1) if n % t == 0]
-    return smaller[-1] if smaller else n
+    face (the seams the crops and the halo adjoint learn), with the largest halo of at most
+    half of it whose crop ``tile + 2 * halo`` halves ``levels`` times; a given ``tile`` or
+    ``halo`` is kept. Refused, naming the keys, where none fits (an odd face)."""
+    step = 2**levels
+    tiles = [tile] if tile else [t for t in range(min(16, n - 1), 0, -1) if n % t == 0] or [n]
+    for t in tiles:
+        halos = [halo] if halo is not None else range(max(t // 2, 1), 0, -1)
+        for h in halos:
+            if (t + 2 * h) % step == 0 and h <= n // 2:
+                return t, h
+    raise ValueError(
+        f"data.tile, data.halo: no tile of at most 16 dividing the face size {n} has a halo "
+        f"with tile + 2 * halo divisible by 2**model.levels = {step}; set data.tile and "
+        "data.halo (and data.crop) yourself"
+    )

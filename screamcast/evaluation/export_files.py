@@ -46,14 +46,35 @@ def _plan(periods: list, output: str, fmt: str, per_file: int | None) -> list[tu
     return [(Path(f"{output}.{cf.file_date(c[0][1])}.nc"), c) for c in chunks]
 
 
-def _refuse_existing(paths: list[Path], overwrite: bool) -> None:
+def _refuse_existing(paths: list[Path], overwrite: bool, source: str) -> None:
+    """No output may be the source, and ``--overwrite`` replaces only an earlier export (its
+    title says so): never a rollout output, a store or a folder the user named by mistake."""
     for path in paths:
+        if "://" not in source and path.resolve() == Path(source).resolve():
+            raise ExportExistsError(f"output {path} is the source: choose another --output")
+        if overwrite and path.exists() and not _is_export(path):
+            raise ExportExistsError(
+                f"output {path} exists and is not a screamcast export: --overwrite replaces "
+                "only an earlier export; choose another --output"
+            )
         if path.parent.exists() and not path.parent.is_dir():
             raise FileExistsError(f"output {path}: {path.parent} is a file, not a directory")
         if path.exists() and not overwrite:
             raise ExportExistsError(
                 f"output {path} already exists: choose another --output or pass --overwrite"
             )
+
+
+def _is_export(path: Path) -> bool:
+    """Whether ``path`` (a netCDF file or a zarr store) is one this command wrote."""
+    try:
+        if path.is_dir():
+            with xr.open_zarr(path, consolidated=None, chunks=None) as ds:
+                return str(ds.attrs.get("title", "")).startswith("screamcast export")
+        with xr.open_dataset(path, engine="netcdf4") as ds:
+            return str(ds.attrs.get("title", "")).startswith("screamcast export")
+    except (OSError, ValueError, KeyError):
+        return False
 
 
 def _write(ds: xr.Dataset, path: Path, fmt: str, average: str) -> None:
@@ -99,7 +120,7 @@ def export(
     src = open_source(source, variables, storage_options)
     periods = cf.periods(src.ds["time"].values, average)
     plan = _plan(periods, output, fmt, times_per_file)
-    _refuse_existing([path for path, _ in plan], overwrite)
+    _refuse_existing([path for path, _ in plan], overwrite, str(source))
     for path, _ in plan:  # after every check: a refused export makes no folder
         path.parent.mkdir(parents=True, exist_ok=True)
     layout = NativeLayout(src.grid) if latlon is None else LatLonLayout(src.grid, *latlon)

@@ -87,7 +87,7 @@ def adjoint_tile(n: int, train_tile: int, halo: int, levels: int) -> int:
     if train_tile in tiles and train_tile < n:
         return train_tile
     seamed = [t for t in tiles if t < n]
-    return seamed[-1] if seamed else tiles[0]
+    return seamed[-1] if seamed else (tiles or [train_tile])[0]  # none fits: check_tile says
 
 
 def check_adjoint_tile(
@@ -123,9 +123,9 @@ def concrete(
     if tile is None:
         tile = auto_tile(n, int(desc.grid.tile), halo, levels, world)
     check_tile(int(tile), halo, levels, n)
-    check_adjoint_tile(
-        int(tile), n, s.halo_adjoint, s.halo_adjoint_cross_face, fitting_tiles(n, halo, levels)
-    )
+    if not (s.tile is None and resumed.get("tile")):  # a resume keeps what its output ran
+        fits = fitting_tiles(n, halo, levels)
+        check_adjoint_tile(int(tile), n, s.halo_adjoint, s.halo_adjoint_cross_face, fits)
     precision = s.precision
     if precision == "auto":
         precision = resumed.get("precision") or resolve_precision("auto", s.device)

@@ -93,7 +93,7 @@ def train(cfg: TrainConfig) -> Path:
     """Run (or resume) one training stage; returns the run directory."""
     check_schema(cfg)
     check_settings(cfg)  # before any store is opened or model built
-    taken = fill_from_store(cfg.data, cfg.rollout_steps)  # its null settings (data=store)
+    taken = fill_from_store(cfg.data, cfg.rollout_steps, cfg.model.levels)  # data=store
     check_settings(cfg)
     fabric = make_fabric(cfg)
     if taken:
@@ -387,7 +387,7 @@ class Trainer:
                         f"{self.run_dir}/latest.pth at step {self.step}, exiting; resume "
                         "with the same command (its run_dir is resumed from latest.pth)"
                     )
-                    self.stopped_by = int(flag.signum)
+                    self.stopped_by = int(flag.signum or signal.SIGTERM)  # a rank told by another
                     break
                 t_fetch = time.perf_counter()
         if bar is not None:

@@ -93,7 +93,19 @@ def remove_unstarted(run_dir: Path) -> bool:
     starts clean, and nothing the user had is touched. Returns whether it removed it."""
     import shutil
 
+    from screamcast.file_lock import LockedError
+
     if not run_dir.is_dir() or not {p.name for p in run_dir.iterdir()} <= _START_LEFTOVERS:
         return False
-    shutil.rmtree(run_dir, ignore_errors=True)
-    return True
+    lock = FileLock(run_dir / ".lock", f"run directory {run_dir}")
+    try:  # another start may hold it (a job submitted twice): then it is theirs, left alone
+        lock.acquire()
+    except LockedError:
+        return False
+    try:
+        if not {p.name for p in run_dir.iterdir()} <= _START_LEFTOVERS:
+            return False  # the other start got further between the two looks
+        shutil.rmtree(run_dir, ignore_errors=True)
+        return True
+    finally:
+        lock.release()

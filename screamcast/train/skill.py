@@ -33,7 +33,7 @@ def persistence_and_model_rmse(cfg: TrainConfig, checkpoint: str) -> dict[str, n
     crops (``model``, ``persistence``) and ``data.halo`` in from their edges (``*_inner``)."""
     ckpt = fmt.load_for_inference(checkpoint)
     d = cfg.data
-    fill_from_store(d, cfg.rollout_steps)  # data=store: what the config left to the store
+    fill_from_store(d, cfg.rollout_steps, cfg.model.levels)  # data=store: the store's
     ds = open_configured(d)  # the configured names become the store's channels (T -> T[0], ..)
     # the network as the checkpoint describes it (its channels, inputs and architecture)
     pipeline = pipeline_of(ckpt.description, Stats.from_dict(ckpt.description.stats))

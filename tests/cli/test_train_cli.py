@@ -88,3 +88,18 @@ def test_the_rate_is_the_current_one_not_the_average_since_start_up():
         clock[0] = 10.0 + 0.1 * k
         got = rate.update(10 + 10 * k)
     assert abs(got - 100.0) < 1e-6, got
+
+
+def test_a_run_dir_another_start_holds_is_never_removed(tmp_path):
+    """A job submitted twice: the refused start must not remove the directory (and lock) of
+    the start that holds it."""
+    from screamcast.train.run_dir import claim, remove_unstarted
+
+    run_dir = tmp_path / "run"
+    held = claim(run_dir)
+    (run_dir / "hydra").mkdir()
+    try:
+        assert not remove_unstarted(run_dir) and (run_dir / ".lock").exists()
+    finally:
+        held.release()
+    assert remove_unstarted(run_dir) and not run_dir.exists()

@@ -7,14 +7,27 @@ import pytest
 from omegaconf import OmegaConf
 
 from screamcast.config.training import largest_crop
-from screamcast.data.store_defaults import fill_from_store, store_tile
+from screamcast.data.store_defaults import fill_from_store, store_tile_halo
 from tests.rollout.test_levels import stores  # noqa: F401  (ingested EAM-layout stores)
 from tests.train.test_loop import config
 
 
-@pytest.mark.parametrize("n, tile", [(8, 4), (16, 8), (32, 16), (48, 16), (60, 15), (7, 1)])
-def test_the_store_tile_is_at_most_16_with_more_than_one_a_face(n, tile):
-    assert store_tile(n) == tile
+@pytest.mark.parametrize(
+    "n, levels, tile, halo",
+    [(8, 2, 4, 2), (16, 2, 8, 4), (32, 2, 16, 8), (48, 2, 16, 8), (60, 2, 12, 6), (60, 3, 12, 6)]
+    + [(90, 2, 10, 5), (120, 2, 12, 6)],
+)
+def test_the_store_tile_is_at_most_16_with_more_than_one_a_face_and_a_crop_that_halves(
+    n, levels, tile, halo
+):
+    """ne30pg2 (60): 15 + 2 * 7 = 29 does not halve; 12 + 2 * 6 = 24 does."""
+    assert store_tile_halo(n, levels) == (tile, halo)
+    assert (tile + 2 * halo) % 2**levels == 0 and n % tile == 0 and tile < n
+
+
+def test_an_odd_face_without_a_tile_that_halves_is_refused_naming_the_keys():
+    with pytest.raises(ValueError, match="data.tile, data.halo: no tile of at most 16 dividing"):
+        store_tile_halo(45, 2)
 
 
 @pytest.mark.parametrize(

@@ -130,3 +130,24 @@ def test_an_existing_output_is_never_overwritten_silently(output, tmp_path, caps
     assert main([str(output), "--output", prefix, "--average", "daily", "--overwrite"]) == 0
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no partial file left
     assert grid_main(["scrip", "--grid", "ne4pg2", "--output", str(tmp_path / "g.nc")]) is None
+
+
+def test_overwrite_replaces_only_an_earlier_export_never_the_source(tmp_path, capsys):
+    """--overwrite on the rollout output itself, or on a folder that is not an export, is
+    refused and leaves it as it was; an earlier export is replaced."""
+    src = tmp_path / "rollout.zarr"
+    write_output(src, GRID, steps=2)
+    before = sorted(p.name for p in src.iterdir())
+    assert main([str(src), "--format", "zarr", "--output", str(src), "--overwrite"]) == 2
+    assert "is the source" in capsys.readouterr().err
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    assert main([str(src), "--format", "zarr", "--output", str(mine), "--overwrite"]) == 2
+    assert "is not a screamcast export" in capsys.readouterr().err
+    assert (mine / "notes.txt").read_text() == "mine" and sorted(
+        p.name for p in src.iterdir()
+    ) == before
+    out = tmp_path / "out.zarr"
+    assert main([str(src), "--format", "zarr", "--output", str(out)]) == 0
+    assert main([str(src), "--format", "zarr", "--output", str(out), "--overwrite"]) == 0

@@ -146,3 +146,23 @@ def test_the_halo_adjoint_defaults_to_the_training_tile_and_changes_the_output(
     assert cli.main(argv) == 2
     said = capsys.readouterr().err
     assert "--halo-adjoint: at --tile 16 each face is one tile" in said and not refused.exists()
+
+
+def test_an_older_adjoint_output_at_one_tile_a_face_still_resumes():
+    """Outputs written before the refusal (the adjoint on whole faces) keep their tile on
+    resume; a new run at that tile is refused."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from screamcast.config.inference import InferenceConfig
+    from screamcast.rollout.inference_settings import concrete
+
+    desc = SimpleNamespace(grid=SimpleNamespace(halo=4, tile=8), model={"levels": 2})
+    c = InferenceConfig()
+    c = dataclasses.replace(c, stepper=dataclasses.replace(c.stepper, halo_adjoint=True))
+    resumed = concrete(c, desc, 16, resumed={"tile": 16, "precision": "fp32"})
+    assert resumed.stepper.tile == 16
+    assert concrete(c, desc, 16).stepper.tile == 8
+    new = dataclasses.replace(c, stepper=dataclasses.replace(c.stepper, tile=16))
+    with pytest.raises(RolloutError, match="each face is one tile"):
+        concrete(new, desc, 16)
