@@ -14,7 +14,7 @@ import dataclasses
 import typing
 from pathlib import Path
 
-from screamcast.config.training import TrainConfig
+from screamcast.config.training import DataConfig, TrainConfig
 
 GROUPS = ("data", "model", "pipeline", "optim", "scheduler", "experiment")
 
@@ -68,6 +68,10 @@ def check_settings(cfg) -> None:
     size, the time ranges' form, the step counts (those still null are checked once they are
     taken from the store)."""
     d = cfg.data
+    if d.prognostic is None and d.url == DataConfig.url:  # data=store's url: ??? keeps the
+        raise TrainConfigError(  # schema's demo path (Hydra merges a missing value as none)
+            "data=store takes your store: give data.url=<the ingested store>"
+        )
     for key, value, low in (
         ("data.tile", d.tile, 1),
         ("data.halo", d.halo, 0),

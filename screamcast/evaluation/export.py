@@ -218,5 +218,7 @@ def build(source: Source, layout, periods: list, average: str) -> xr.Dataset:
         "source": source.url,
         "averaging": average,
     } | layout.attrs()
-    attrs |= {f"source_{k}": v for k, v in keep.items() if isinstance(v, str | int | float)}
+    # netCDF has no boolean attribute (an ingested store's ingest_created was refused)
+    copied = {k: int(v) if isinstance(v, bool) else v for k, v in keep.items()}
+    attrs |= {f"source_{k}": v for k, v in copied.items() if isinstance(v, str | int | float)}
     return xr.Dataset(out, coords=coords, attrs=attrs)

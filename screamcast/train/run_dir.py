@@ -61,7 +61,7 @@ def resume_note(cfg, run_dir: Path) -> str | None:
         for k in sorted(was.keys() | now.keys())
         if k not in _NOT_THE_RUN
         and not k.startswith("data.storage_options")
-        and was.get(k) != now.get(k)
+        and _differs(k, was.get(k), now.get(k))
     ]
     if not differ:
         return None
@@ -72,6 +72,19 @@ def resume_note(cfg, run_dir: Path) -> str | None:
         f"and step), with a config that differs from {recorded} in {', '.join(differ)}; "
         "for a new run give another run_dir (init_from= to start from its weights)"
     )
+
+
+def _differs(key: str, was, now) -> bool:
+    """Whether a recorded setting differs from the new one. The recorded config holds what
+    the run resolved: null settings taken from the store (``data=store``: now still null)
+    and variables as their channels (``T_mid[0]`` .. for ``T_mid``), so those are compared
+    as they were given."""
+    if now is None and was is not None:
+        return False  # to be taken from the store again
+    if key in ("data.prognostic", "data.diagnostic", "data.static") and was and now:
+        bare = [dict.fromkeys(str(v).split("[")[0] for v in x) for x in (was, now)]
+        return list(bare[0]) != list(bare[1])
+    return was != now
 
 
 class TrainingStopped(Exception):

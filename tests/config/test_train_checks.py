@@ -69,3 +69,10 @@ def test_settings_that_need_no_store_are_refused_naming_the_key(settings, said):
 def test_the_edges_of_each_range_pass():
     check_settings(cfg(**{"data.n": 16, "data.tile": 16, "data.halo": 8, "data.crop": 32}))
     check_settings(cfg(**{"data.n": 16, "data.tile": 4, "data.halo": 0, "data.crop": 4}))
+
+
+def test_data_store_without_its_url_is_refused_naming_the_key():
+    from tests.train.test_loop import config
+
+    with pytest.raises(TrainConfigError, match="give data.url=<the ingested store>"):
+        check_settings(config("data=store", "experiment=stage1_pretrain64"))

@@ -151,3 +151,18 @@ def test_overwrite_replaces_only_an_earlier_export_never_the_source(tmp_path, ca
     out = tmp_path / "out.zarr"
     assert main([str(src), "--format", "zarr", "--output", str(out)]) == 0
     assert main([str(src), "--format", "zarr", "--output", str(out), "--overwrite"]) == 0
+
+
+def test_an_ingested_store_exports_to_netcdf(tmp_path):
+    """Its boolean attrs (ingest_created) are written as integers: netCDF has no booleans
+    (the export had stopped with a TypeError on every ingested store)."""
+    from screamcast.ingest import IngestOptions, ingest
+    from screamcast.sources.synthetic_e3sm import write_history
+
+    files = write_history(tmp_path / "hist", "eamxx", files=2)
+    store = tmp_path / "scream.zarr"
+    ingest(IngestOptions([str(f) for f in files], str(store), workers=0, progress=False))
+    assert main([str(store), "--output", str(tmp_path / "out" / "store")]) == 0
+    (path,) = (tmp_path / "out").glob("store.*.nc")
+    with xr.open_dataset(path) as ds:
+        assert ds.attrs["source_ingest_created"] == 1 and ds["ps"].dims == ("time", "ncol")
