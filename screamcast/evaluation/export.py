@@ -206,6 +206,9 @@ def build(source: Source, layout, periods: list, average: str) -> xr.Dataset:
         [p[1:] for p in periods], average
     ).items():
         coords[name] = (dims, values, attrs)
+    if average != "none":  # a period the source covers only in part says so by its count
+        counts = np.array([len(p[0]) for p in periods], dtype="i4")
+        coords["time_samples"] = (("time",), counts, {"long_name": "instants in each mean"})
     levels = {d for var in out for d in out[var][0]} - {"time", "nbnd", *layout.dims}
     coords |= {d: ds[d].variable for d in levels if d in ds.variables}
     written = {d for var in out for d in out[var][0]}

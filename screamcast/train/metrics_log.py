@@ -139,5 +139,11 @@ def run_summary(cfg, best: float, start: int, step: int, seconds: float) -> str:
     what = f"score (free runs of {days:g} days: held, then loss or climate)" if days else "loss"
     return (
         f"trained steps {start + 1}-{step} of {cfg.steps} in {seconds:.0f} s; "
-        f"best validation {what} {said}; checkpoints in {cfg.run_dir} (latest.pth, best.pth)"
+        f"best validation {what} {said}; checkpoints in {cfg.run_dir} ({kept(cfg.run_dir)})"
     )
+
+
+def kept(run_dir) -> str:
+    """The run's checkpoints that exist (best.pth only once a validation ran)."""
+    names = [n for n in ("latest.pth", "best.pth") if (Path(run_dir) / n).exists()]
+    return ", ".join(names) or "none yet"

@@ -79,6 +79,7 @@ def test_daily_and_monthly_means_have_the_periods_bounds(output, tmp_path):
         want = np.mean([ps(xyz, k).astype(np.float32) for k in steps], axis=0)
         np.testing.assert_allclose(raw.ps.values[day], want, rtol=1e-7)
     assert raw.ps.attrs["cell_methods"] == "time: mean"
+    assert raw.time_samples.values.tolist() == [4, 4, 3]  # Feb 1 is covered in part
     assert main([str(output), "--output", str(tmp_path / "m"), "--average", "monthly"]) == 0
     (monthly,) = tmp_path.glob("m.*.nc")
     assert monthly.name == "m.0001-01-01-00000.nc"
