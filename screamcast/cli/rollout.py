@@ -33,8 +33,10 @@ of a node: screamcast-launch --nproc-per-node 2 screamcast-rollout ... (many nod
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(  # no abbreviations: --nudge-tau was taken as --nudge-tau-hours
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
     p.add_argument(
         "--demo",

@@ -84,3 +84,12 @@ def test_a_missing_input_is_named_before_the_heavy_imports(command, argv, said, 
     )
     assert said in run.stderr
     assert run.stdout.split()[1:] == ["2", "-"], run.stdout
+
+
+def test_the_rollout_refuses_an_abbreviated_flag(capsys):
+    """--nudge-tau had been taken silently as --nudge-tau-hours."""
+    from screamcast.cli import rollout
+
+    with pytest.raises(SystemExit) as stop:
+        rollout.parse(["--checkpoint", "c.pth", "--data", "d", "--nudge-tau", "3"])
+    assert stop.value.code == 2 and "--nudge-tau" in capsys.readouterr().err
