@@ -179,6 +179,11 @@ def _demo(argv: list[str]) -> int:
 
 def _main(argv: list[str]) -> int:
     config, origin = parse(argv)
+    try:  # the settings first, then the files they name: both before the heavy imports
+        config.validate()
+    except ConfigError as err:
+        print(f"error: {worded(err, origin)}", file=sys.stderr)
+        return 2
     if missing := _missing_input(config, origin):
         print(f"error: {missing}", file=sys.stderr)
         return 2

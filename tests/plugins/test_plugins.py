@@ -29,7 +29,7 @@ def test_a_new_metric_is_one_file_and_one_config_entry(tiny_checkpoint, tiny_sto
     np.testing.assert_allclose(table["u"]["max_abs_error"], want, rtol=1e-6)
     assert table["u"]["max_abs_error"][0] == 0.0 and table["u"]["max_abs_error"][-1] > 0
     header = (tmp_path / "r_metrics.csv").read_text().splitlines()[0]
-    assert header.endswith(",max_abs_error")  # a column beside the built-in scores
+    assert header.endswith(",max_abs_error,units")  # a column beside the built-in scores
     bad = args(tiny_checkpoint, tiny_store, tmp_path / "x.zarr", "--metrics", "nope", steps=1)
     assert cli.main(bad) == 2 and not (tmp_path / "x.zarr").exists()
 
