@@ -144,3 +144,14 @@ def test_a_truth_with_nan_or_no_times_is_one_line(holed_stores, tiny_reference, 
     assert err.startswith("error: --steps 17: 17 steps from time index -1 do not fit")
     assert "16 steps at most" in err
     assert "--start None" not in err
+
+
+def test_the_default_variables_are_the_stores_winds_and_temperature(
+    tiny_store, tiny_reference, capsys
+):
+    """As the rollout's default: u, v, temperature of the demo-like store, not its tracer or
+    vorticity (the old default list was spelt for this store only)."""
+    argv = ["--data", str(tiny_store), "--reference", str(tiny_reference), "--steps", "2"]
+    assert main([*argv, "--leads", "1,2"]) == 0
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert sorted(rows) == ["temperature", "u", "v"]  # in the store's order
