@@ -9,11 +9,12 @@ import argparse
 from pathlib import Path
 
 from screamcast.cli.guard import guarded
+from screamcast.cli.help_text import plain
 
 
 @guarded
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="screamcast-demo-data", description=__doc__)
+    ap = argparse.ArgumentParser(prog="screamcast-demo-data", description=plain(__doc__))
     ap.add_argument("output", type=Path, help="the store to write (must not exist)")
     ap.add_argument("--n", type=int, default=48, help="face size (default 48)")
     ap.add_argument("--days", type=float, default=14.0)

@@ -19,6 +19,7 @@ import shlex
 import sys
 
 from screamcast.cli.guard import guarded
+from screamcast.cli.help_text import plain
 from screamcast.sources.held_suarez import DycoreConfig, DycoreError
 
 
@@ -31,7 +32,7 @@ def _config_flags(p: argparse.ArgumentParser) -> None:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="screamcast-dycore",
-        description=__doc__,
+        description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = p.add_subparsers(dest="command", required=True)

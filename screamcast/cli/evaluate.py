@@ -11,12 +11,13 @@ import json
 import sys
 
 from screamcast.cli.guard import guarded
+from screamcast.cli.help_text import plain
 from screamcast.cli.paths import first_missing
 
 
 @guarded
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="screamcast-evaluate", description=__doc__)
+    ap = argparse.ArgumentParser(prog="screamcast-evaluate", description=plain(__doc__))
     ap.add_argument("output", help="a rollout output store (local path or s3://)")
     ap.add_argument(
         "--truth", required=True, help="a store on the output's grid or a regular lat-lon grid"

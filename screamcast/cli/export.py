@@ -14,11 +14,12 @@ import argparse
 import sys
 
 from screamcast.cli.guard import guarded
+from screamcast.cli.help_text import plain
 from screamcast.config.choices import AVERAGES
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="screamcast-export", description=__doc__)
+    p = argparse.ArgumentParser(prog="screamcast-export", description=plain(__doc__))
     p.add_argument("source", help="a rollout output or a store (cube or ncol layout)")
     p.add_argument(
         "--output",

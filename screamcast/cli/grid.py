@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from screamcast.cli.guard import guarded
+from screamcast.cli.help_text import plain
 
 
 def smooth_field(xyz: np.ndarray) -> np.ndarray:
@@ -73,7 +74,12 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["scrip"]:
         return scrip_main(argv[1:])
-    p = argparse.ArgumentParser(prog="screamcast-grid", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="screamcast-grid",
+        description=plain(__doc__),
+        epilog="screamcast-grid scrip --grid NAME --output FILE: the grid's SCRIP file "
+        "(screamcast-grid scrip --help)",
+    )
     p.add_argument("--grid", default="ne24pg2", help="E3SM physics grid (default ne24pg2)")
     p.add_argument("--tile", type=int, default=16)
     p.add_argument("--halo", type=int, default=8)

@@ -13,13 +13,14 @@ import json
 import sys
 
 from screamcast.cli.guard import guarded
+from screamcast.cli.help_text import plain
 from screamcast.data.credentials import redact
 from screamcast.data.remote import is_s3, s3_message
 from screamcast.ingest.errors import IngestError
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="screamcast-ingest", description=__doc__)
+    p = argparse.ArgumentParser(prog="screamcast-ingest", description=plain(__doc__))
     p.add_argument("sources", nargs="+", help="history files: paths, globs or s3:// URLs")
     p.add_argument("--output", required=True, help="the store to write (local or s3://)")
     p.add_argument(

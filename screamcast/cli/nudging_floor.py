@@ -9,13 +9,14 @@ import argparse
 import sys
 
 from screamcast.cli.guard import guarded
+from screamcast.cli.help_text import plain
 from screamcast.config.choices import INCREMENTS, TIME_INTERPOLATIONS
 
 
 @guarded
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="screamcast-nudging-floor", description=__doc__.split("\n\n")[0]
+        prog="screamcast-nudging-floor", description=plain(__doc__).split("\n\n")[0]
     )
     ap.add_argument("--data", required=True, help="the truth: a cube store on the model's grid")
     ap.add_argument("--reference", required=True, help="the nudging reference (cube or lat-lon)")

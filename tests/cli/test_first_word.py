@@ -93,3 +93,17 @@ def test_the_rollout_refuses_an_abbreviated_flag(capsys):
     with pytest.raises(SystemExit) as stop:
         rollout.parse(["--checkpoint", "c.pth", "--data", "d", "--nudge-tau", "3"])
     assert stop.value.code == 2 and "--nudge-tau" in capsys.readouterr().err
+
+
+def test_help_texts_show_no_rest_markup():
+    from screamcast.cli.help_text import plain
+
+    assert plain("``a`` (:mod:`screamcast.x`, :func:`~y.z`)") == "`a` (screamcast.x, y.z)"
+    for command in ("screamcast-export", "screamcast-ingest", "screamcast-grid"):
+        module, _ = SCRIPTS[command].split(":")
+        run = subprocess.run(
+            [sys.executable, "-m", module, "--help"], capture_output=True, text=True
+        )
+        assert "usage:" in run.stdout and "``" not in run.stdout and ":mod:" not in run.stdout, (
+            command
+        )
