@@ -70,7 +70,7 @@ def open_source(url: str, variables=(), storage_options=None) -> Source:
         if missing:
             raise StoreError(
                 f"store {url} has no variable {', '.join(map(repr, missing))} on its grid "
-                f"(it has: {', '.join(have)})"
+                f"(it has: {', '.join(sorted(have))})"
             )
         fields = [v for v in fields if v in variables]
         statics = [v for v in statics if v in variables]
